@@ -1,0 +1,77 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <redlock/error.hpp>
+#include <redlock/lock.hpp>
+#include <redlock/options.hpp>
+#include <redlock/result.hpp>
+
+namespace redlock {
+
+namespace detail {
+class Engine;
+}
+
+/// A Redlock client over N independent Redis masters.
+///
+/// Thread-safety: every method may be called from any thread. By default the client owns
+/// one loop thread that does all I/O; synchronous methods post to it and wait, so they
+/// must not be called from that thread (from inside a callback) — they return
+/// errc::invalid_argument there instead of deadlocking.
+///
+/// Callback contract (the *_async methods): if the call fails synchronously (bad
+/// arguments) the callback still runs exactly once, on the loop thread, with the error;
+/// otherwise it runs exactly once on the loop thread — with errc::cancelled if the client
+/// closes first.
+class Client {
+ public:
+  using LockCallback = std::function<void(Result<Lock>)>;
+
+  /// Validates `options` (throws std::invalid_argument naming the bad field or URL),
+  /// starts the loop thread and begins connecting to every node.
+  static std::shared_ptr<Client> create(Options options);
+
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// One attempt: send the acquire to all nodes at once, decide as soon as the outcome is
+  /// settled. errc::conflict when held by another, errc::quorum_unreachable when too many
+  /// nodes failed.
+  Result<Lock> try_lock(std::string_view key, std::chrono::milliseconds ttl);
+  /// Attempts until acquired or `options.wait` has passed (one attempt when wait is 0).
+  Result<Lock> lock(std::string_view key, const LockOptions& options);
+  void lock_async(std::string_view key, LockOptions options, LockCallback callback);
+
+  /// Per node: the current holder's value and remaining TTL (NodeStatus::held), or
+  /// NodeStatus::not_held when the key is free there, or the node's error.
+  Result<std::vector<NodeOutcome>> status(std::string_view key);
+  /// Owner-checked release of `key` held by `value` (for a lock taken by another process).
+  Result<void> release(std::string_view key, std::string_view value);
+  /// Owner-checked extension of `key` held by `value`; returns the new validity.
+  Result<std::chrono::milliseconds> extend(std::string_view key, std::string_view value,
+                                           std::chrono::milliseconds ttl);
+
+  /// Cancels pending operations (their callbacks get errc::cancelled), stops the
+  /// watchdogs, closes connections and joins the loop thread. Idempotent; also done by
+  /// the destructor. Locks still held expire by their TTL.
+  void close();
+
+  /// The number of nodes that must agree.
+  int quorum() const noexcept;
+  /// The node URLs, passwords removed.
+  const std::vector<std::string>& nodes() const noexcept;
+
+  explicit Client(std::shared_ptr<detail::Engine> engine);
+
+ private:
+  std::shared_ptr<detail::Engine> engine_;
+};
+
+}  // namespace redlock

@@ -1,0 +1,95 @@
+#pragma once
+// Errors as values: every operation that can fail for reasons outside the caller's
+// control returns a redlock::Result carrying a redlock::Error.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace redlock {
+
+/// Error codes of the `redlock` category. Not getting a lock is an ordinary outcome
+/// (`conflict`), distinct from infrastructure trouble (`quorum_unreachable`).
+enum class errc {
+  conflict = 1,        ///< Another owner holds the lock on enough nodes that no quorum is possible.
+  quorum_unreachable,  ///< Too many nodes are down, slow or erroring for a quorum to form.
+  validity_expired,    ///< A quorum agreed, but so late that no validity was left (TTL too short).
+  timeout,             ///< A node did not answer before its deadline.
+  cancelled,           ///< The client closed before the operation finished.
+  invalid_argument,    ///< A bad key, TTL, duration or option; nothing was sent.
+  connection_error,    ///< Connecting, reading or writing failed (refused, reset, DNS...).
+  protocol_error,      ///< The peer sent bytes that are not a valid or expected RESP reply.
+  auth_error,          ///< AUTH was refused (wrong password or user), or NOAUTH.
+  redis_error,         ///< Redis answered with an error (READONLY, OOM, NOPERM, MOVED...).
+  not_held,            ///< Extend or release: the caller does not own the lock on a quorum.
+  lock_lost,           ///< The watchdog could not keep a quorum; the lock must be treated as gone.
+  stale_token,         ///< A fenced write carried a token older than one the store has seen.
+  overloaded,          ///< Too many commands are queued for a node that is not answering.
+  tls_error,           ///< The TLS handshake or certificate verification failed.
+};
+
+/// The `std::error_category` of `redlock::errc`.
+const std::error_category& category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), category()};
+}
+
+/// What one node did in one operation.
+enum class NodeStatus {
+  pending,           ///< No answer yet when the operation was decided (it may still apply).
+  granted,           ///< Acquire, extend, release or fence succeeded on this node.
+  held,              ///< The key is held by another value (see holder / remaining_ttl).
+  not_held,          ///< Extend/release/fence: the key is not ours (expired or taken over).
+  timeout,           ///< No answer before the per-node deadline.
+  connection_error,  ///< Refused, reset, DNS failure, TLS failure, queue full.
+  redis_error,       ///< Redis replied with an error, or a reply we could not interpret.
+  cancelled,         ///< The client closed.
+};
+
+/// Human-readable name of a NodeStatus ("granted", "held", ...).
+const char* to_string(NodeStatus status) noexcept;
+
+/// Per-node outcome, so that "why did this fail" needs no debugger.
+struct NodeOutcome {
+  std::string node;  ///< The node's URL with any password removed.
+  NodeStatus status = NodeStatus::pending;
+  std::error_code error;  ///< Set for timeout / connection_error / redis_error.
+  std::string detail;     ///< Redis' own error text, or the connection error's description.
+  std::string holder;     ///< For `held`: the current holder's value when the node reported it.
+  std::chrono::milliseconds remaining_ttl{-1};  ///< For `held`: the key's PTTL; -1 when unknown.
+  std::uint64_t token = 0;  ///< Fencing: the counter this node returned on a grant.
+  std::chrono::microseconds latency{0};  ///< Time from sending until this node answered.
+};
+
+/// One line describing a node outcome, e.g. "redis://127.0.0.1:7101: held (ttl 912 ms)".
+std::string describe(const NodeOutcome& outcome);
+
+/// An error: a code in the `redlock` category (or another category, for wrapped system
+/// errors), a one-line message, and the per-node outcomes that led to it.
+class Error {
+ public:
+  Error() = default;
+  Error(std::error_code code, std::string message, std::vector<NodeOutcome> nodes = {})
+      : code_(code), message_(std::move(message)), nodes_(std::move(nodes)) {}
+
+  std::error_code code() const noexcept { return code_; }
+  /// One line: what failed and, for quorum operations, how many nodes granted and why
+  /// each other node did not.
+  const std::string& message() const noexcept { return message_; }
+  const std::vector<NodeOutcome>& nodes() const noexcept { return nodes_; }
+
+  bool operator==(errc e) const noexcept { return code_ == make_error_code(e); }
+
+ private:
+  std::error_code code_;
+  std::string message_;
+  std::vector<NodeOutcome> nodes_;
+};
+
+}  // namespace redlock
+
+template <>
+struct std::is_error_code_enum<redlock::errc> : std::true_type {};

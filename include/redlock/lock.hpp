@@ -1,0 +1,61 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <redlock/error.hpp>
+#include <redlock/result.hpp>
+
+namespace redlock {
+
+namespace detail {
+struct LockState;
+}
+
+/// A held lock. Move-only; the destructor releases it on all nodes (waiting at most one
+/// node_timeout, never throwing). Methods may be called from any thread except the
+/// client's loop thread (use the async forms there).
+class Lock {
+ public:
+  explicit Lock(std::shared_ptr<detail::LockState> state) noexcept;
+  Lock(Lock&&) noexcept;
+  Lock& operator=(Lock&&) noexcept;
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+  ~Lock();
+
+  /// The resource name passed to lock().
+  const std::string& resource() const noexcept;
+  /// 128 random bits (hex) that identify this holder on every node.
+  const std::string& value() const noexcept;
+  /// Validity left now (steady clock): how long the caller may still act as the owner.
+  /// Zero once expired, lost or released.
+  std::chrono::milliseconds validity() const noexcept;
+  /// The steady-clock instant the current validity ends (moved by extend()).
+  std::chrono::steady_clock::time_point valid_until() const noexcept;
+  /// The fencing token, when the lock was taken with LockOptions::fencing.
+  std::optional<std::uint64_t> fencing_token() const noexcept;
+  /// Per-node outcomes of the acquisition.
+  const std::vector<NodeOutcome>& nodes() const noexcept;
+
+  /// Owner-checked PEXPIRE to `ttl` on all nodes. Succeeds iff a quorum extended and the
+  /// new validity, measured from this call's start, is positive. Never resurrects a lock
+  /// that expired on a quorum (errc::not_held).
+  Result<void> extend(std::chrono::milliseconds ttl);
+  /// Owner-checked delete on all nodes. Harmless when called again.
+  Result<void> unlock();
+
+  /// True once the watchdog (auto_extend) failed to keep a quorum.
+  bool lost() const noexcept;
+  /// True until unlock() succeeded or was attempted, or the lock was moved from.
+  bool owned() const noexcept;
+
+ private:
+  std::shared_ptr<detail::LockState> state_;
+};
+
+}  // namespace redlock

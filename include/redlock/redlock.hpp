@@ -1,0 +1,9 @@
+#pragma once
+// Umbrella header of the redlock library.
+
+#include <redlock/client.hpp>
+#include <redlock/error.hpp>
+#include <redlock/fenced_store.hpp>
+#include <redlock/lock.hpp>
+#include <redlock/options.hpp>
+#include <redlock/result.hpp>

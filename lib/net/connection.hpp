@@ -1,0 +1,114 @@
+#pragma once
+// One asynchronous connection to one Redis node, on a libuv loop.
+//
+// libuv owns the sockets, timers and DNS; hiredis is only the RESP codec
+// (redisReader to parse, redisFormatCommandArgv to encode). Everything here runs on the
+// loop thread: no method may be called from another thread.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include <redlock/options.hpp>
+
+#include "net/endpoint.hpp"
+
+struct redisReply;
+struct uv_loop_s;
+
+namespace redlock::scripts {
+struct Script;
+}
+
+namespace redlock::net {
+
+struct ConnectionOptions {
+  Endpoint endpoint;
+  std::chrono::milliseconds connect_timeout{1000};
+  std::chrono::milliseconds reconnect_min{10};
+  std::chrono::milliseconds reconnect_max{1000};
+  std::size_t max_pending = 4096;  ///< queued + in flight; beyond it commands fail (overloaded)
+  TlsOptions tls;                  ///< used for Scheme::rediss
+};
+
+/// What a command's callback receives. Valid only during the callback.
+///   error empty   -> `reply` is the reply (never an error reply).
+///   error set     -> `detail` says why, naming the cause in words (Redis' own text for
+///                    error replies, which are also passed as `reply`; otherwise null).
+struct ReplyView {
+  std::error_code error;
+  std::string_view detail;
+  const redisReply* reply = nullptr;
+};
+
+using ReplyCallback = std::function<void(const ReplyView&)>;
+
+enum class ConnectionState { connecting, ready, backoff, closed };
+
+/// Counters for tests and benchmarks.
+struct ConnectionStats {
+  std::uint64_t commands = 0;     ///< commands accepted
+  std::uint64_t writes = 0;       ///< write calls issued to the socket (one per flush)
+  std::uint64_t reads = 0;        ///< read callbacks with data
+  std::uint64_t connects = 0;     ///< successful connections (including handshake)
+  std::uint64_t disconnects = 0;  ///< connections dropped (error, timeout, peer close)
+};
+
+/// Lifetime: created with `Connection::create`, owned through ConnectionPtr whose deleter
+/// calls close(). Memory is freed only after every libuv handle's close callback ran.
+///
+/// Callback contract: every command's callback runs exactly once and never from inside the
+/// call that submitted it (a command that fails at once is failed on the next loop turn):
+/// with the reply, or an error — errc::timeout when its deadline passed, connection_error
+/// when the connection failed or is in backoff after a failure, overloaded when
+/// max_pending is reached, cancelled on close(). Callbacks may submit further commands and
+/// may call close().
+///
+/// Pipelining: commands submitted during one loop turn are written with a single write
+/// per connection (flushed from a uv_prepare_t before the loop polls).
+///
+/// Failures: connect errors, a peer close, a protocol error, or any command's deadline
+/// passing drops the connection (so a late reply can never be matched to a later command),
+/// fails everything in flight, and reconnects after an exponential backoff with full
+/// jitter (reset by a successful handshake). While in backoff, new commands fail at once
+/// with the last error; commands submitted while connecting wait (up to their deadline).
+class Connection {
+ public:
+  static Connection* create(uv_loop_s* loop, ConnectionOptions options);
+
+  /// Fails every pending command with errc::cancelled (synchronously, in order), stops
+  /// reconnecting and closes all handles; the object frees itself afterwards. Idempotent.
+  void close();
+
+  /// Sends argv (binary-safe). `timeout` counts from now, including time spent queued.
+  void command(std::span<const std::string_view> argv, std::chrono::milliseconds timeout,
+               ReplyCallback callback);
+
+  /// EVALSHA of `script`; on NOSCRIPT, transparently re-sends it as EVAL (same deadline,
+  /// same callback).
+  void eval(const scripts::Script& script, std::span<const std::string_view> keys,
+            std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+            ReplyCallback callback);
+
+  const Endpoint& endpoint() const noexcept;
+  ConnectionState state() const noexcept;
+  std::size_t pending() const noexcept;
+  const ConnectionStats& stats() const noexcept;
+
+ private:
+  Connection() = default;
+  ~Connection() = default;
+  friend class ConnectionImpl;
+};
+
+struct ConnectionCloser {
+  void operator()(Connection* connection) const noexcept { connection->close(); }
+};
+using ConnectionPtr = std::unique_ptr<Connection, ConnectionCloser>;
+
+}  // namespace redlock::net

@@ -1,0 +1,104 @@
+#include "scripts/lock_scripts.hpp"
+
+#include <openssl/evp.h>
+
+#include <cstdio>
+
+namespace redlock::scripts {
+namespace {
+
+std::string sha1_hex(std::string_view text) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha1(), nullptr);
+  std::string hex(length * 2, '0');
+  for (unsigned int i = 0; i < length; ++i) std::snprintf(&hex[i * 2], 3, "%02x", digest[i]);
+  return hex;
+}
+
+Script make(std::string_view name, std::string_view source) {
+  return Script{name, source, sha1_hex(source)};
+}
+
+// GET before SET NX would be racy outside a script; inside, the whole body is atomic.
+constexpr std::string_view acquire_source = R"lua(
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if ARGV[3] == '1' then
+    return {1, redis.call('INCR', KEYS[2])}
+  end
+  return {1, 0}
+end
+return {0, redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[1]) or ''}
+)lua";
+
+constexpr std::string_view release_source = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
+  return 1
+end
+return 0
+)lua";
+
+constexpr std::string_view extend_source = R"lua(
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+)lua";
+
+// Lua numbers are doubles: tokens stay exact up to 2^53, far beyond any real counter.
+constexpr std::string_view fence_source = R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+local current = tonumber(redis.call('GET', KEYS[2]) or '0')
+if current < tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+return 1
+)lua";
+
+constexpr std::string_view inspect_source = R"lua(
+return {redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[1]) or ''}
+)lua";
+
+constexpr std::string_view fenced_write_source = R"lua(
+local highest = tonumber(redis.call('GET', KEYS[1]) or '0')
+local token = tonumber(ARGV[1])
+if token < highest then
+  return {0, highest}
+end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], ARGV[2])
+return {1, highest}
+)lua";
+
+}  // namespace
+
+const Script& acquire() {
+  static const Script script = make("acquire", acquire_source);
+  return script;
+}
+const Script& release() {
+  static const Script script = make("release", release_source);
+  return script;
+}
+const Script& extend() {
+  static const Script script = make("extend", extend_source);
+  return script;
+}
+const Script& fence() {
+  static const Script script = make("fence", fence_source);
+  return script;
+}
+const Script& inspect() {
+  static const Script script = make("inspect", inspect_source);
+  return script;
+}
+const Script& fenced_write() {
+  static const Script script = make("fenced_write", fenced_write_source);
+  return script;
+}
+
+}  // namespace redlock::scripts

@@ -1,0 +1,40 @@
+#pragma once
+// The Lua scripts of the algorithm. Each runs atomically on one node. Key layout per
+// resource R: the lock itself at R (a string holding the owner's value, with a PX TTL),
+// the fencing counter at R + ":fence" (never expires), and releases announced on the
+// pub/sub channel R + ":released".
+
+#include "scripts/script.hpp"
+
+namespace redlock::scripts {
+
+/// KEYS: lock, fence counter. ARGV: value, ttl_ms, fencing ("1"/"0").
+/// -> {1, token} when SET NX PX succeeded (token = INCR of the counter, or 0 without
+///    fencing); {0, pttl, holder} when the key is held.
+const Script& acquire();
+
+/// KEYS: lock. ARGV: value. -> 1 if the key held value and was deleted (and the release
+/// was published), else 0.
+const Script& release();
+
+/// KEYS: lock. ARGV: value, ttl_ms. -> 1 if the key held value and its TTL was set, else 0.
+/// A key that already expired is never re-created.
+const Script& extend();
+
+/// KEYS: lock, fence counter. ARGV: value, token. -> 1 if the key still holds value (and
+/// the counter is now >= token), else 0.
+const Script& fence();
+
+/// KEYS: lock. -> {pttl, value or ""}.
+const Script& inspect();
+
+/// KEYS: highest-token key, data key. ARGV: token, value.
+/// -> {1, previous highest} when token >= highest (token recorded, value stored);
+///    {0, highest} otherwise (nothing written).
+const Script& fenced_write();
+
+/// The suffixes of the derived keys and channel.
+inline constexpr const char* fence_suffix = ":fence";
+inline constexpr const char* released_suffix = ":released";
+
+}  // namespace redlock::scripts
