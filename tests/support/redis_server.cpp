@@ -1,0 +1,490 @@
+#include "redis_server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+namespace redlock::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// Generous: two shared cores, and sanitizer builds start slowly.
+constexpr auto start_timeout = 15s;
+constexpr int max_port_attempts = 10;
+
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
+
+// The kernel hands out an unused port; it is released before redis-server binds it,
+// so another process may take it in between. The caller detects that (the server
+// exits, or a different process answers) and tries again with another port.
+std::uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("socket: " + errno_text(errno));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    int error = errno;
+    ::close(fd);
+    throw std::runtime_error("cannot find a free port: " + errno_text(error));
+  }
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+// unix socket paths are limited to 108 bytes, so a long $TMPDIR is not used.
+std::string make_temp_dir() {
+  std::string base = "/tmp";
+  if (const char* tmp = std::getenv("TMPDIR"); tmp && *tmp && std::strlen(tmp) < 60) base = tmp;
+  std::string pattern = base + "/redlock-redis-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("mkdtemp " + pattern + ": " + errno_text(errno));
+  }
+  return pattern;
+}
+
+bool is_executable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+Reply convert(const redisReply* reply) {
+  Reply out;
+  out.type = reply->type;
+  out.integer = reply->integer;
+  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS ||
+      reply->type == REDIS_REPLY_ERROR) {
+    out.str.assign(reply->str, reply->len);
+  }
+  if (reply->type == REDIS_REPLY_ARRAY) {
+    out.elements.reserve(reply->elements);
+    for (std::size_t i = 0; i < reply->elements; ++i)
+      out.elements.push_back(convert(reply->element[i]));
+  }
+  return out;
+}
+
+std::string tail_of(const std::string& path, std::size_t lines) {
+  std::ifstream in(path);
+  if (!in) return {};
+  std::deque<std::string> kept;
+  std::string line;
+  while (std::getline(in, line)) {
+    kept.push_back(line);
+    if (kept.size() > lines) kept.pop_front();
+  }
+  std::string text;
+  for (const auto& l : kept) text += l + "\n";
+  return text;
+}
+
+// Runs one command on a blocking context; nullptr reply means an I/O error.
+redisReply* run(redisContext* context, const std::vector<std::string>& argv) {
+  std::vector<const char*> args;
+  std::vector<size_t> lengths;
+  for (const auto& a : argv) {
+    args.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  return static_cast<redisReply*>(
+      redisCommandArgv(context, static_cast<int>(args.size()), args.data(), lengths.data()));
+}
+
+std::string percent_encode(const std::string& text) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Reply::is_nil() const {
+  return type == REDIS_REPLY_NIL;
+}
+bool Reply::is_error() const {
+  return type == REDIS_REPLY_ERROR;
+}
+bool Reply::is_status(const std::string& text) const {
+  return type == REDIS_REPLY_STATUS && str == text;
+}
+
+std::string redis_server_binary() {
+  if (const char* env = std::getenv("REDIS_SERVER"); env && *env) {
+    if (!is_executable(env)) {
+      throw std::runtime_error(std::string("$REDIS_SERVER=") + env + " is not an executable file");
+    }
+    return env;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/redis-server";
+    if (is_executable(candidate)) return candidate;
+    start = end + 1;
+  }
+  throw std::runtime_error(
+      "redis-server not found on PATH (install redis-server, or set $REDIS_SERVER): the "
+      "integration tests need a real Redis");
+}
+
+RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
+  const std::string binary = redis_server_binary();
+  // A write to a socket whose peer died must be an error, not a process-killing signal.
+  ::signal(SIGPIPE, SIG_IGN);
+  dir_ = make_temp_dir();
+  std::string last_failure;
+  for (int attempt = 0; attempt < max_port_attempts; ++attempt) {
+    port_ = free_port();
+    spawn();
+    std::string why;
+    if (wait_ready(why)) return;
+    last_failure = why + "\n" + log_tail();
+    reap_blocking();
+    // Only a lost race for the port is worth another attempt; anything else (a bad
+    // option, a missing binary) would fail the same way again.
+    bool port_taken = last_failure.find("Address already in use") != std::string::npos ||
+                      why.find("another process") != std::string::npos;
+    if (!port_taken) break;
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+  throw std::runtime_error("redis-server did not start: " + last_failure);
+}
+
+RedisServer::~RedisServer() {
+  drop_client();
+  reap_blocking();
+  std::error_code ignored;
+  std::filesystem::remove_all(dir_, ignored);
+}
+
+std::vector<std::string> RedisServer::command_line() const {
+  std::vector<std::string> args = {redis_server_binary(),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--port",
+                                   std::to_string(port_),
+                                   "--dir",
+                                   dir_,
+                                   "--daemonize",
+                                   "no",
+                                   "--protected-mode",
+                                   "no",
+                                   "--logfile",
+                                   dir_ + "/redis.log"};
+  if (options_.appendonly_always) {
+    args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always", "--save", ""});
+  } else {
+    args.insert(args.end(), {"--save", "", "--appendonly", "no"});
+  }
+  if (!options_.password.empty()) args.insert(args.end(), {"--requirepass", options_.password});
+  if (options_.unix_socket) {
+    args.insert(args.end(), {"--unixsocket", unix_path(), "--unixsocketperm", "700"});
+  }
+  args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+  return args;
+}
+
+void RedisServer::spawn() {
+  const std::vector<std::string> args = command_line();
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const std::string output = dir_ + "/redis.stdout";
+  const pid_t parent = ::getpid();
+
+  // Everything the child needs is prepared above: between fork and exec only
+  // async-signal-safe calls are allowed (the test process may have threads).
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork: " + errno_text(errno));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    // The test's own sockets (other servers' clients, fake servers) must not leak
+    // into redis-server, or closing them in the test would not close them for real.
+    ::syscall(SYS_close_range, 3U, ~0U, 0U);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  pid_ = pid;
+  exited_ = false;
+  paused_ = false;
+}
+
+bool RedisServer::wait_ready(std::string& why) {
+  const auto deadline = Clock::now() + start_timeout;
+  while (Clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      exited_ = true;
+      why = "redis-server exited (status " + std::to_string(status) + ") on port " +
+            std::to_string(port_);
+      return false;
+    }
+    timeval tv{0, 200'000};
+    redisContext* context = redisConnectWithTimeout("127.0.0.1", port_, tv);
+    if (context == nullptr || context->err) {
+      if (context) redisFree(context);
+      std::this_thread::sleep_for(5ms);
+      continue;
+    }
+    timeval command_tv{2, 0};
+    redisSetTimeout(context, command_tv);
+    bool ok = true;
+    if (!options_.password.empty()) {
+      redisReply* reply = run(context, {"AUTH", options_.password});
+      ok = reply && reply->type != REDIS_REPLY_ERROR;
+      if (reply) freeReplyObject(reply);
+    }
+    redisReply* reply = ok ? run(context, {"INFO", "server"}) : nullptr;
+    std::string info;
+    int type = 0;
+    if (reply) {
+      type = reply->type;
+      if (reply->str) info.assign(reply->str, reply->len);
+      freeReplyObject(reply);
+    }
+    redisFree(context);
+    if (type == REDIS_REPLY_ERROR && info.rfind("LOADING", 0) == 0) {
+      std::this_thread::sleep_for(5ms);
+      continue;
+    }
+    if (type != REDIS_REPLY_STRING) {
+      std::this_thread::sleep_for(5ms);
+      continue;
+    }
+    // A server that answers is only ours if it has our pid: the port may have been
+    // taken by another process between free_port() and our bind.
+    if (info.find("process_id:" + std::to_string(pid_) + "\r") == std::string::npos) {
+      why = "port " + std::to_string(port_) + " is served by another process";
+      return false;
+    }
+    return true;
+  }
+  why = "redis-server did not answer PING within " +
+        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(start_timeout).count()) +
+        " s on port " + std::to_string(port_);
+  return false;
+}
+
+void RedisServer::reap_blocking() {
+  if (pid_ <= 0 || exited_) {
+    pid_ = -1;
+    exited_ = false;
+    paused_ = false;
+    return;
+  }
+  if (paused_) ::kill(pid_, SIGCONT);
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  exited_ = false;
+  paused_ = false;
+}
+
+void RedisServer::drop_client() {
+  std::lock_guard lock(client_mutex_);
+  if (client_) redisFree(client_);
+  client_ = nullptr;
+}
+
+std::string RedisServer::url() const {
+  return "redis://127.0.0.1:" + std::to_string(port_);
+}
+
+std::string RedisServer::url_with_password() const {
+  if (options_.password.empty()) return url();
+  return "redis://:" + percent_encode(options_.password) + "@127.0.0.1:" + std::to_string(port_);
+}
+
+std::string RedisServer::unix_path() const {
+  return options_.unix_socket ? dir_ + "/redis.sock" : std::string();
+}
+
+std::string RedisServer::unix_url() const {
+  return options_.unix_socket ? "unix://" + unix_path() : std::string();
+}
+
+bool RedisServer::running() const {
+  if (pid_ <= 0 || exited_) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    exited_ = true;
+    return false;
+  }
+  return true;
+}
+
+void RedisServer::pause() {
+  if (!running() || paused_) return;
+  ::kill(pid_, SIGSTOP);
+  // Wait until it is really stopped, so that the test's next step sees a frozen node.
+  int status = 0;
+  while (::waitpid(pid_, &status, WUNTRACED) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) || WIFSIGNALED(status)) {
+    exited_ = true;
+    return;
+  }
+  paused_ = true;
+}
+
+void RedisServer::resume() {
+  if (!running() || !paused_) return;
+  ::kill(pid_, SIGCONT);
+  paused_ = false;
+}
+
+void RedisServer::kill9() {
+  drop_client();
+  reap_blocking();
+}
+
+void RedisServer::restart() {
+  kill9();
+  std::string last_failure;
+  // The port is fixed now; a process that grabbed it meanwhile may still let go of it.
+  const auto give_up = Clock::now() + 5s;
+  do {
+    spawn();
+    std::string why;
+    if (wait_ready(why)) return;
+    last_failure = why + "\n" + log_tail();
+    reap_blocking();
+    if (last_failure.find("Address already in use") == std::string::npos) break;
+    std::this_thread::sleep_for(50ms);
+  } while (Clock::now() < give_up);
+  throw std::runtime_error("redis-server did not restart: " + last_failure);
+}
+
+Reply RedisServer::command(std::vector<std::string> argv) {
+  std::lock_guard lock(client_mutex_);
+  const std::string where = "redis 127.0.0.1:" + std::to_string(port_) + ": ";
+  if (client_ == nullptr) {
+    timeval tv{2, 0};
+    redisContext* context = redisConnectWithTimeout("127.0.0.1", port_, tv);
+    if (context == nullptr || context->err) {
+      std::string error = context ? context->errstr : "cannot allocate a context";
+      if (context) redisFree(context);
+      throw std::runtime_error(where + "connect: " + error);
+    }
+    redisSetTimeout(context, tv);
+    if (!options_.password.empty()) {
+      redisReply* reply = run(context, {"AUTH", options_.password});
+      std::string error;
+      if (reply == nullptr) {
+        error = context->errstr;
+      } else if (reply->type == REDIS_REPLY_ERROR) {
+        error.assign(reply->str, reply->len);
+      }
+      if (reply) freeReplyObject(reply);
+      if (!error.empty()) {
+        redisFree(context);
+        throw std::runtime_error(where + "AUTH: " + error);
+      }
+    }
+    client_ = context;
+  }
+  redisReply* reply = run(client_, argv);
+  if (reply == nullptr) {
+    // The reply may still arrive later; a new connection keeps it from being read as
+    // the answer to the next command.
+    std::string error = client_->errstr;
+    redisFree(client_);
+    client_ = nullptr;
+    throw std::runtime_error(where + (argv.empty() ? std::string() : argv[0]) + ": " + error);
+  }
+  Reply out = convert(reply);
+  freeReplyObject(reply);
+  return out;
+}
+
+std::string RedisServer::log_tail(std::size_t lines) const {
+  std::string text = tail_of(dir_ + "/redis.log", lines);
+  std::string output = tail_of(dir_ + "/redis.stdout", lines);
+  if (!output.empty()) text += "(stdout/stderr)\n" + output;
+  return text.empty() ? "(no log)" : "log of " + dir_ + ":\n" + text;
+}
+
+RedisCluster::RedisCluster(std::size_t n, RedisServerOptions options) {
+  servers_.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) servers_.push_back(std::make_unique<RedisServer>(options));
+}
+
+std::vector<std::string> RedisCluster::urls() const {
+  std::vector<std::string> out;
+  for (const auto& server : servers_) out.push_back(server->url_with_password());
+  return out;
+}
+
+void RedisCluster::resume_all_and_restart_dead() {
+  for (auto& server : servers_) {
+    if (server->paused()) server->resume();
+    if (!server->running()) server->restart();
+  }
+}
+
+void RedisCluster::flushall() {
+  for (auto& server : servers_) {
+    if (server->running() && !server->paused()) {
+      Reply reply = server->command({"FLUSHALL"});
+      if (reply.is_error()) throw std::runtime_error("FLUSHALL: " + reply.str);
+    }
+  }
+}
+
+}  // namespace redlock::test
