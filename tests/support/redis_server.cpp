@@ -288,6 +288,7 @@ bool RedisServer::wait_ready(std::string& why) {
       ok = reply && reply->type != REDIS_REPLY_ERROR;
       if (reply) freeReplyObject(reply);
     }
+    // INFO answers even while an AOF is loading; PING says LOADING until it is done.
     redisReply* reply = ok ? run(context, {"INFO", "server"}) : nullptr;
     std::string info;
     int type = 0;
@@ -296,11 +297,14 @@ bool RedisServer::wait_ready(std::string& why) {
       if (reply->str) info.assign(reply->str, reply->len);
       freeReplyObject(reply);
     }
-    redisFree(context);
-    if (type == REDIS_REPLY_ERROR && info.rfind("LOADING", 0) == 0) {
-      std::this_thread::sleep_for(5ms);
-      continue;
+    bool pong = false;
+    if (type == REDIS_REPLY_STRING) {
+      redisReply* ping = run(context, {"PING"});
+      pong =
+          ping && ping->type == REDIS_REPLY_STATUS && std::string(ping->str, ping->len) == "PONG";
+      if (ping) freeReplyObject(ping);
     }
+    redisFree(context);
     if (type != REDIS_REPLY_STRING) {
       std::this_thread::sleep_for(5ms);
       continue;
@@ -311,7 +315,8 @@ bool RedisServer::wait_ready(std::string& why) {
       why = "port " + std::to_string(port_) + " is served by another process";
       return false;
     }
-    return true;
+    if (pong) return true;
+    std::this_thread::sleep_for(5ms);
   }
   why = "redis-server did not answer PING within " +
         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(start_timeout).count()) +
