@@ -9,12 +9,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <redlock/options.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
-
-#include <redlock/options.hpp>
 
 #include "net/endpoint.hpp"
 
@@ -77,6 +76,28 @@ struct ConnectionStats {
 /// fails everything in flight, and reconnects after an exponential backoff with full
 /// jitter (reset by a successful handshake). While in backoff, new commands fail at once
 /// with the last error; commands submitted while connecting wait (up to their deadline).
+///
+/// Error codes and details (every detail names the node as host:port or socket path):
+///   connection_error  "connect 127.0.0.1:7101: connection refused (ECONNREFUSED)",
+///                     "read 127.0.0.1:7101: connection closed by peer (EOF)[ in the middle
+///                     of a reply]", "connect 10.0.0.1:6379: timed out after 1000 ms",
+///                     "resolve name:6379: ...", and for the other commands in flight when
+///                     one timed out: "<node>: connection dropped: an earlier command got no
+///                     reply within 50 ms". In backoff: the failure's own code (timeouts
+///                     count as connection_error) and "not connected, last error: <detail>".
+///   timeout           "<node>: no reply within 50 ms[ (not sent: still connecting)]".
+///   protocol_error    "<node>: protocol error: <hiredis reader text>".
+///   auth_error        "AUTH on <node> failed: <Redis' text>", or an error reply to a user
+///                     command starting NOAUTH / WRONGPASS (detail = Redis' text).
+///   redis_error       any other error reply (detail = Redis' text, verbatim), or
+///                     "SELECT 99 on <node> failed: ERR DB index is out of range".
+///   tls_error         "<node>: TLS not supported yet ..." for rediss:// endpoints.
+///   overloaded        "<node>: 4096 commands already pending (max_pending)".
+///   cancelled         "<node>: connection closed".
+/// Callbacks must not throw. The Script passed to eval() must outlive the command (the
+/// scripts of lib/scripts are static). create() starts connecting at once, and sets
+/// SIGPIPE to SIG_IGN unless the process already chose a disposition for it (libuv
+/// writes with write(2), and a vanished peer must be an error, not a fatal signal).
 class Connection {
  public:
   static Connection* create(uv_loop_s* loop, ConnectionOptions options);
@@ -101,6 +122,8 @@ class Connection {
   const ConnectionStats& stats() const noexcept;
 
  private:
+  // The state lives in ConnectionImpl (connection.cpp), the only subclass, so that this
+  // header needs neither libuv nor hiredis.
   Connection() = default;
   ~Connection() = default;
   friend class ConnectionImpl;

@@ -1,0 +1,36 @@
+#pragma once
+// The one place where libuv's negative codes, hiredis reader errors and Redis error
+// replies become redlock::errc codes and words. Every detail names the node ("where":
+// host:port or the socket path) and the cause, so a log line needs no context.
+
+#include <redlock/error.hpp>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace redlock::net {
+
+struct NetError {
+  std::error_code code;
+  std::string detail;
+};
+
+/// "connection refused (ECONNREFUSED)"; "connection closed by peer (EOF)" for UV_EOF.
+std::string uv_error_text(int status);
+
+/// errc::connection_error, "<operation> <where>: <uv_error_text>",
+/// e.g. "connect 127.0.0.1:7101: connection refused (ECONNREFUSED)".
+NetError from_uv(std::string_view operation, std::string_view where, int status);
+
+/// errc::protocol_error, "<where>: protocol error: <reader's text>".
+NetError from_reader(std::string_view where, std::string_view reader_error);
+
+/// The code of a Redis error reply: auth_error for NOAUTH, WRONGPASS and the "invalid
+/// password" / "invalid username-password pair" wordings of older servers; redis_error
+/// otherwise.
+std::error_code classify_error_reply(std::string_view text) noexcept;
+
+/// True for the EVALSHA miss that triggers the EVAL fallback.
+bool is_noscript(std::string_view text) noexcept;
+
+}  // namespace redlock::net
