@@ -1,0 +1,712 @@
+// The libuv connection against real redis-server processes (and a scripted fake peer for
+// byte-level faults). Each test runs its own loop on the test thread.
+
+#include "net/connection.hpp"
+
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <chrono>
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "scripts/lock_scripts.hpp"
+#include "support/fake_resp_server.hpp"
+#include "support/redis_server.hpp"
+
+namespace redlock::net {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using test::FakeRespServer;
+using test::RedisServer;
+using test::RedisServerOptions;
+
+// Timed assertions are generous: two shared cores, and sanitizer builds.
+constexpr milliseconds long_wait = 10s;
+
+class TestLoop {
+ public:
+  TestLoop() {
+    uv_loop_init(&loop_);
+    uv_timer_init(&loop_, &guard_);
+  }
+
+  // Everything the test created must have been closed: the loop must wind down on its
+  // own (a handle still open here is a leak).
+  ~TestLoop() {
+    uv_close(reinterpret_cast<uv_handle_t*>(&guard_), nullptr);
+    const auto give_up = Clock::now() + 5s;
+    while (uv_loop_alive(&loop_) && Clock::now() < give_up) uv_run(&loop_, UV_RUN_ONCE);
+    if (uv_loop_close(&loop_) != 0) {
+      ADD_FAILURE() << "handles still open when the test ended";
+      uv_walk(
+          &loop_,
+          [](uv_handle_t* handle, void*) {
+            if (!uv_is_closing(handle)) uv_close(handle, nullptr);
+          },
+          nullptr);
+      uv_run(&loop_, UV_RUN_DEFAULT);
+      uv_loop_close(&loop_);
+    }
+  }
+
+  uv_loop_t* get() { return &loop_; }
+
+  // Runs the loop until `done` holds or `limit` passes; returns done().
+  bool run_until(const std::function<bool()>& done, milliseconds limit = long_wait) {
+    bool expired = false;
+    guard_.data = &expired;
+    uv_timer_start(
+        &guard_, [](uv_timer_t* t) { *static_cast<bool*>(t->data) = true; },
+        static_cast<std::uint64_t>(limit.count()), 0);
+    while (!done() && !expired) uv_run(&loop_, UV_RUN_ONCE);
+    uv_timer_stop(&guard_);
+    return done();
+  }
+
+  void run_for(milliseconds duration) {
+    run_until([] { return false; }, duration);
+  }
+
+ private:
+  uv_loop_t loop_{};
+  uv_timer_t guard_{};
+};
+
+// What one callback saw (copied, since a ReplyView is only valid during the call).
+struct Outcome {
+  int calls = 0;
+  std::error_code error;
+  std::string detail;
+  int type = 0;
+  long long integer = 0;
+  std::string str;
+  std::vector<std::string> elements;
+  Clock::time_point at;
+
+  bool done() const { return calls > 0; }
+  bool ok() const { return calls == 1 && !error; }
+};
+
+ReplyCallback record(Outcome& outcome) {
+  return [&outcome](const ReplyView& view) {
+    ++outcome.calls;
+    outcome.at = Clock::now();
+    outcome.error = view.error;
+    outcome.detail = std::string(view.detail);
+    if (view.reply) {
+      outcome.type = view.reply->type;
+      outcome.integer = view.reply->integer;
+      if (view.reply->str) outcome.str.assign(view.reply->str, view.reply->len);
+      for (std::size_t i = 0; i < view.reply->elements; ++i) {
+        const redisReply* element = view.reply->element[i];
+        outcome.elements.push_back(element->str ? std::string(element->str, element->len)
+                                                : std::to_string(element->integer));
+      }
+    }
+  };
+}
+
+void send(Connection& connection, std::initializer_list<std::string_view> argv,
+          milliseconds timeout, ReplyCallback callback) {
+  std::vector<std::string_view> args(argv);
+  connection.command(args, timeout, std::move(callback));
+}
+
+ConnectionPtr open(uv_loop_t* loop, const std::string& url,
+                   const std::function<void(ConnectionOptions&)>& tweak = {}) {
+  auto endpoint = parse_endpoint(url);
+  EXPECT_TRUE(endpoint) << url;
+  ConnectionOptions options;
+  options.endpoint = *endpoint;
+  if (tweak) tweak(options);
+  return ConnectionPtr(Connection::create(loop, std::move(options)));
+}
+
+// One PING round trip; true when it got PONG.
+bool ping(TestLoop& loop, Connection& connection, milliseconds timeout = 2s) {
+  Outcome outcome;
+  send(connection, {"PING"}, timeout, record(outcome));
+  loop.run_until([&] { return outcome.done(); });
+  return outcome.ok() && outcome.str == "PONG";
+}
+
+// Retries PING until the connection serves commands again (it may be in backoff).
+bool recovers(TestLoop& loop, Connection& connection, milliseconds limit = long_wait) {
+  const auto give_up = Clock::now() + limit;
+  while (Clock::now() < give_up) {
+    if (ping(loop, connection, 1s)) return true;
+    loop.run_for(20ms);
+  }
+  return false;
+}
+
+// A loopback port with nothing listening on it.
+std::uint16_t closed_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+long long elapsed_ms(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration_cast<milliseconds>(to - from).count();
+}
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
+}
+
+TEST(Connection, RoundTrip) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url());
+  Outcome set, get;
+  send(*connection, {"SET", "key", std::string_view("bin\0ary", 7)}, 2s, record(set));
+  send(*connection, {"GET", "key"}, 2s, record(get));
+  ASSERT_TRUE(loop.run_until([&] { return get.done(); }));
+  EXPECT_TRUE(set.ok()) << set.detail;
+  EXPECT_EQ(set.str, "OK");
+  EXPECT_TRUE(get.ok()) << get.detail;
+  EXPECT_EQ(get.str, std::string("bin\0ary", 7));
+  EXPECT_EQ(connection->state(), ConnectionState::ready);
+  EXPECT_EQ(connection->stats().connects, 1u);
+  EXPECT_EQ(connection->stats().commands, 2u);
+  EXPECT_EQ(connection->pending(), 0u);
+}
+
+TEST(Connection, ErrorReplyIsRedisError) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url());
+  Outcome outcome;
+  send(*connection, {"NOSUCHCOMMAND", "x"}, 2s, record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.error, make_error_code(errc::redis_error));
+  EXPECT_EQ(outcome.type, REDIS_REPLY_ERROR);
+  expect_contains(outcome.detail, "ERR unknown command");
+  EXPECT_TRUE(ping(loop, *connection)) << "an error reply must not break the connection";
+}
+
+TEST(Connection, RefusedFailsFastNamingTheNode) {
+  const std::uint16_t port = closed_port();
+  TestLoop loop;
+  const auto start = Clock::now();
+  auto connection = open(loop.get(), "redis://127.0.0.1:" + std::to_string(port));
+  Outcome outcome;
+  send(*connection, {"PING"}, 5s, record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_LT(elapsed_ms(start, outcome.at), 500);
+  EXPECT_EQ(outcome.calls, 1);
+  EXPECT_EQ(outcome.error, make_error_code(errc::connection_error));
+  expect_contains(outcome.detail, "connect 127.0.0.1:" + std::to_string(port) +
+                                      ": connection refused (ECONNREFUSED)");
+
+  // In backoff, a new command fails at once with the last error, but never inside the
+  // call that submitted it.
+  if (connection->state() == ConnectionState::backoff) {
+    Outcome fast;
+    send(*connection, {"PING"}, 5s, record(fast));
+    EXPECT_EQ(fast.calls, 0);
+    const auto submitted = Clock::now();
+    ASSERT_TRUE(loop.run_until([&] { return fast.done(); }));
+    EXPECT_LT(elapsed_ms(submitted, fast.at), 500);
+    EXPECT_EQ(fast.error, make_error_code(errc::connection_error));
+    expect_contains(fast.detail, "ECONNREFUSED");
+  }
+  EXPECT_EQ(connection->stats().connects, 0u);
+}
+
+TEST(Connection, PausedNodeHitsDeadlineThenRecovers) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url());
+  ASSERT_TRUE(ping(loop, *connection));
+
+  server.pause();
+  Outcome outcome;
+  const auto start = Clock::now();
+  send(*connection, {"ECHO", "sent-while-paused"}, 300ms, record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  const long long waited = elapsed_ms(start, outcome.at);
+  EXPECT_GE(waited, 300);
+  EXPECT_LT(waited, 1300);
+  EXPECT_EQ(outcome.calls, 1);
+  EXPECT_EQ(outcome.error, make_error_code(errc::timeout));
+  expect_contains(outcome.detail,
+                  "127.0.0.1:" + std::to_string(server.port()) + ": no reply within 300 ms");
+  EXPECT_GE(connection->stats().disconnects, 1u);
+
+  server.resume();
+  ASSERT_TRUE(recovers(loop, *connection));
+  // The paused node's late answer to the first ECHO went to the dropped connection: it
+  // can never be taken for the answer to a later command.
+  Outcome echo;
+  send(*connection, {"ECHO", "after-resume"}, 2s, record(echo));
+  ASSERT_TRUE(loop.run_until([&] { return echo.done(); }));
+  EXPECT_TRUE(echo.ok()) << echo.detail;
+  EXPECT_EQ(echo.str, "after-resume");
+  loop.run_for(50ms);
+  EXPECT_EQ(outcome.calls, 1);
+}
+
+TEST(Connection, TimeoutFailsTheOtherCommandsInFlightOnce) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url());
+  ASSERT_TRUE(ping(loop, *connection));
+  server.pause();
+  Outcome short_one, long_one;
+  send(*connection, {"PING"}, 200ms, record(short_one));
+  send(*connection, {"PING"}, 5s, record(long_one));
+  ASSERT_TRUE(loop.run_until([&] { return short_one.done() && long_one.done(); }));
+  EXPECT_EQ(short_one.error, make_error_code(errc::timeout));
+  EXPECT_EQ(long_one.error, make_error_code(errc::connection_error));
+  expect_contains(long_one.detail, "an earlier command got no reply within 200 ms");
+  EXPECT_LT(elapsed_ms(short_one.at, long_one.at), 100);
+  server.resume();
+  loop.run_for(50ms);
+  EXPECT_EQ(short_one.calls, 1);
+  EXPECT_EQ(long_one.calls, 1);
+}
+
+TEST(Connection, GarbageIsProtocolError) {
+  TestLoop loop;
+  FakeRespServer fake(loop.get(), [](FakeRespServer::Peer& peer, std::string_view) {
+    peer.send("hello, I am not Redis\r\n");
+  });
+  auto connection = open(loop.get(), fake.url());
+  Outcome outcome;
+  send(*connection, {"PING"}, 2s, record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.calls, 1);
+  EXPECT_EQ(outcome.error, make_error_code(errc::protocol_error));
+  expect_contains(outcome.detail, "127.0.0.1:" + std::to_string(fake.port()) + ": protocol error");
+  EXPECT_NE(connection->state(), ConnectionState::ready);
+}
+
+TEST(Connection, UnsolicitedReplyIsProtocolError) {
+  TestLoop loop;
+  FakeRespServer fake(loop.get(), [](FakeRespServer::Peer& peer, std::string_view) {
+    peer.send("+PONG\r\n+EXTRA\r\n");
+  });
+  auto connection = open(loop.get(), fake.url());
+  Outcome first;
+  send(*connection, {"PING"}, 2s, record(first));
+  ASSERT_TRUE(loop.run_until([&] { return first.done(); }));
+  EXPECT_TRUE(first.ok());
+  ASSERT_TRUE(loop.run_until([&] { return connection->stats().disconnects >= 1; }));
+}
+
+TEST(Connection, PeerClosingMidReplyIsConnectionError) {
+  TestLoop loop;
+  FakeRespServer fake(loop.get(), [](FakeRespServer::Peer& peer, std::string_view) {
+    peer.send("$10\r\nabc");
+    peer.close();
+  });
+  auto connection = open(loop.get(), fake.url());
+  Outcome first, second;
+  send(*connection, {"GET", "a"}, 2s, record(first));
+  send(*connection, {"GET", "b"}, 2s, record(second));
+  ASSERT_TRUE(loop.run_until([&] { return first.done() && second.done(); }));
+  EXPECT_EQ(first.calls, 1);
+  EXPECT_EQ(second.calls, 1);
+  EXPECT_EQ(first.error, make_error_code(errc::connection_error));
+  EXPECT_EQ(second.error, make_error_code(errc::connection_error));
+  expect_contains(first.detail, "read 127.0.0.1:" + std::to_string(fake.port()));
+  expect_contains(first.detail, "in the middle of a reply");
+}
+
+TEST(Connection, UnansweredHandshakeHitsConnectTimeout) {
+  TestLoop loop;
+  FakeRespServer silent(loop.get(), [](FakeRespServer::Peer&, std::string_view) {});
+  auto connection = open(loop.get(), "redis://:pw@127.0.0.1:" + std::to_string(silent.port()),
+                         [](ConnectionOptions& o) { o.connect_timeout = 200ms; });
+  Outcome outcome;
+  const auto start = Clock::now();
+  send(*connection, {"PING"}, 5s, record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_GE(elapsed_ms(start, outcome.at), 190);
+  EXPECT_LT(elapsed_ms(start, outcome.at), 1500);
+  EXPECT_EQ(outcome.error, make_error_code(errc::connection_error));
+  expect_contains(outcome.detail, "no reply to AUTH/SELECT within 200 ms");
+}
+
+TEST(Connection, CommandWaitingForTheConnectionTimesOut) {
+  TestLoop loop;
+  FakeRespServer silent(loop.get(), [](FakeRespServer::Peer&, std::string_view) {});
+  auto connection = open(loop.get(), "redis://:pw@127.0.0.1:" + std::to_string(silent.port()),
+                         [](ConnectionOptions& o) { o.connect_timeout = 5s; });
+  Outcome outcome;
+  send(*connection, {"PING"}, 100ms, record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.error, make_error_code(errc::timeout));
+  expect_contains(outcome.detail, "not sent: still connecting");
+  EXPECT_EQ(connection->state(), ConnectionState::connecting);
+  EXPECT_EQ(connection->pending(), 0u);
+}
+
+TEST(Connection, KilledNodeFailsEachCommandInFlightOnceAndRecoversAfterRestart) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url());
+  ASSERT_TRUE(ping(loop, *connection));
+
+  // BLPOP on an empty list blocks: the first one is in flight at Redis, the rest are
+  // pipelined behind it.
+  std::vector<Outcome> outcomes(20);
+  for (auto& outcome : outcomes) send(*connection, {"BLPOP", "never", "0"}, 10s, record(outcome));
+  loop.run_for(50ms);
+  const auto blocked = Clock::now() + 5s;
+  while (server.command({"INFO", "clients"}).str.find("blocked_clients:1") == std::string::npos &&
+         Clock::now() < blocked) {
+    loop.run_for(10ms);
+  }
+  EXPECT_EQ(connection->pending(), outcomes.size());
+
+  server.kill9();
+  ASSERT_TRUE(loop.run_until([&] {
+    for (auto& o : outcomes) {
+      if (!o.done()) return false;
+    }
+    return true;
+  }));
+  loop.run_for(100ms);
+  for (auto& outcome : outcomes) {
+    EXPECT_EQ(outcome.calls, 1);
+    EXPECT_EQ(outcome.error, make_error_code(errc::connection_error)) << outcome.detail;
+    expect_contains(outcome.detail, "127.0.0.1:" + std::to_string(server.port()));
+  }
+  EXPECT_EQ(connection->pending(), 0u);
+
+  const std::uint16_t port = server.port();
+  server.restart();
+  EXPECT_EQ(server.port(), port);
+  ASSERT_TRUE(recovers(loop, *connection));
+  EXPECT_GE(connection->stats().connects, 2u);
+}
+
+TEST(Connection, WrongPasswordIsAuthErrorWithRedisText) {
+  RedisServer server({.password = "right"});
+  TestLoop loop;
+  const std::string address = "@127.0.0.1:" + std::to_string(server.port());
+
+  auto wrong = open(loop.get(), "redis://:wrong" + address);
+  Outcome outcome;
+  send(*wrong, {"PING"}, 2s, record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.error, make_error_code(errc::auth_error));
+  expect_contains(outcome.detail,
+                  "AUTH on 127.0.0.1:" + std::to_string(server.port()) + " failed: WRONGPASS");
+
+  auto none = open(loop.get(), server.url());
+  Outcome noauth;
+  send(*none, {"PING"}, 2s, record(noauth));
+  ASSERT_TRUE(loop.run_until([&] { return noauth.done(); }));
+  EXPECT_EQ(noauth.error, make_error_code(errc::auth_error));
+  expect_contains(noauth.detail, "NOAUTH");
+
+  auto right = open(loop.get(), "redis://:right" + address);
+  EXPECT_TRUE(ping(loop, *right));
+}
+
+TEST(Connection, WrongAclUserIsAuthError) {
+  RedisServer server;
+  ASSERT_FALSE(
+      server.command({"ACL", "SETUSER", "locker", "on", ">s3cret", "~*", "+@all"}).is_error());
+  TestLoop loop;
+  const std::string address = "@127.0.0.1:" + std::to_string(server.port());
+
+  for (const std::string credentials : {"locker:wrong", "nobody:s3cret"}) {
+    auto connection = open(loop.get(), "redis://" + credentials + address);
+    Outcome outcome;
+    send(*connection, {"PING"}, 2s, record(outcome));
+    ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+    EXPECT_EQ(outcome.error, make_error_code(errc::auth_error)) << credentials;
+    expect_contains(outcome.detail, "WRONGPASS");
+  }
+
+  auto connection = open(loop.get(), "redis://locker:s3cret" + address);
+  Outcome whoami;
+  send(*connection, {"ACL", "WHOAMI"}, 2s, record(whoami));
+  ASSERT_TRUE(loop.run_until([&] { return whoami.done(); }));
+  EXPECT_TRUE(whoami.ok()) << whoami.detail;
+  EXPECT_EQ(whoami.str, "locker");
+}
+
+TEST(Connection, ScriptSurvivesScriptFlush) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url());
+  ASSERT_FALSE(server.command({"SET", "res", "owner-1", "PX", "60000"}).is_error());
+  const scripts::Script& inspect = scripts::inspect();
+  std::vector<std::string_view> keys{"res"};
+
+  auto run_inspect = [&](Outcome& outcome) {
+    connection->eval(inspect, keys, {}, 2s, record(outcome));
+    ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+    EXPECT_TRUE(outcome.ok()) << outcome.detail;
+    EXPECT_EQ(outcome.calls, 1);
+    ASSERT_EQ(outcome.elements.size(), 2u);
+    EXPECT_EQ(outcome.elements[1], "owner-1");
+  };
+
+  Outcome first;  // a fresh server has no scripts: EVALSHA misses, EVAL runs it
+  run_inspect(first);
+  EXPECT_EQ(server.command({"SCRIPT", "EXISTS", inspect.sha1}).elements.at(0).integer, 1);
+
+  ASSERT_FALSE(server.command({"SCRIPT", "FLUSH"}).is_error());
+  Outcome after_flush;
+  run_inspect(after_flush);
+
+  Outcome cached;  // now EVALSHA hits
+  run_inspect(cached);
+}
+
+TEST(Connection, NoscriptFallbackKeepsPipelineOrderAndCallbacks) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url());
+  ASSERT_TRUE(ping(loop, *connection));
+  ASSERT_FALSE(server.command({"SCRIPT", "FLUSH"}).is_error());
+  std::vector<std::string_view> keys{"nothing-here"};
+  Outcome script, after;
+  connection->eval(scripts::inspect(), keys, {}, 2s, record(script));
+  send(*connection, {"ECHO", "after"}, 2s, record(after));
+  ASSERT_TRUE(loop.run_until([&] { return script.done() && after.done(); }));
+  EXPECT_TRUE(script.ok()) << script.detail;
+  ASSERT_EQ(script.elements.size(), 2u);
+  EXPECT_EQ(script.elements[0], "-2");  // PTTL of a missing key
+  EXPECT_TRUE(after.ok());
+  EXPECT_EQ(after.str, "after");
+}
+
+TEST(Connection, TenThousandPipelinedCommandsInOrderWithFewWrites) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection =
+      open(loop.get(), server.url(), [](ConnectionOptions& o) { o.max_pending = 20'000; });
+  ASSERT_TRUE(ping(loop, *connection));
+  const auto writes_before = connection->stats().writes;
+
+  constexpr int count = 10'000;
+  std::vector<long long> seen;
+  seen.reserve(count);
+  int failures = 0;
+  for (int i = 0; i < count; ++i) {
+    send(*connection, {"INCR", "counter"}, 30s, [&](const ReplyView& view) {
+      if (view.error || view.reply == nullptr) {
+        ++failures;
+        return;
+      }
+      seen.push_back(view.reply->integer);
+    });
+  }
+  EXPECT_EQ(connection->pending(), std::size_t(count));
+  ASSERT_TRUE(loop.run_until([&] { return int(seen.size()) + failures == count; }, 30s));
+  EXPECT_EQ(failures, 0);
+  for (int i = 0; i < int(seen.size()); ++i) {
+    if (seen[i] != i + 1) {
+      ADD_FAILURE() << "reply " << i << " is " << seen[i];
+      break;
+    }
+  }
+  EXPECT_LT(connection->stats().writes - writes_before, 1'000u);
+  EXPECT_EQ(server.command({"GET", "counter"}).str, std::to_string(count));
+}
+
+TEST(Connection, CommandsFromCallbacksArePipelinedToo) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url());
+  ASSERT_TRUE(ping(loop, *connection));
+  const auto writes_before = connection->stats().writes;
+  // Each reply triggers ten new commands: ten rounds of fan-out, one write per round.
+  int completed = 0;
+  std::function<void(int)> fan_out = [&](int depth) {
+    for (int i = 0; i < 10; ++i) {
+      send(*connection, {"PING"}, 5s, [&, depth, i](const ReplyView& view) {
+        if (!view.error) ++completed;
+        if (i == 0 && depth < 10) fan_out(depth + 1);
+      });
+    }
+  };
+  fan_out(1);
+  ASSERT_TRUE(loop.run_until([&] { return completed == 100; }));
+  EXPECT_LE(connection->stats().writes - writes_before, 20u);
+}
+
+TEST(Connection, UnixSocketRoundTrip) {
+  RedisServer server({.unix_socket = true});
+  TestLoop loop;
+  auto connection = open(loop.get(), server.unix_url() + "?db=2");
+  Outcome set;
+  send(*connection, {"SET", "over-unix", "yes"}, 2s, record(set));
+  ASSERT_TRUE(loop.run_until([&] { return set.done(); }));
+  EXPECT_TRUE(set.ok()) << set.detail;
+  ASSERT_FALSE(server.command({"SELECT", "2"}).is_error());
+  EXPECT_EQ(server.command({"GET", "over-unix"}).str, "yes");
+}
+
+TEST(Connection, UnixSocketMissingNamesThePath) {
+  TestLoop loop;
+  auto connection = open(loop.get(), "unix:///tmp/redlock-no-such-dir/redis.sock");
+  Outcome outcome;
+  send(*connection, {"PING"}, 2s, record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.error, make_error_code(errc::connection_error));
+  expect_contains(outcome.detail, "connect /tmp/redlock-no-such-dir/redis.sock: ");
+  expect_contains(outcome.detail, "ENOENT");
+}
+
+TEST(Connection, SelectsTheDatabase) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url() + "/3");
+  Outcome set;
+  send(*connection, {"SET", "in-db-3", "yes"}, 2s, record(set));
+  ASSERT_TRUE(loop.run_until([&] { return set.done(); }));
+  EXPECT_TRUE(set.ok()) << set.detail;
+  EXPECT_TRUE(server.command({"GET", "in-db-3"}).is_nil());
+  ASSERT_FALSE(server.command({"SELECT", "3"}).is_error());
+  EXPECT_EQ(server.command({"GET", "in-db-3"}).str, "yes");
+}
+
+TEST(Connection, SelectOutOfRangeFailsAndNoCommandRuns) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url() + "/99");
+  Outcome set;
+  send(*connection, {"SET", "must-not-exist", "x"}, 2s, record(set));
+  ASSERT_TRUE(loop.run_until([&] { return set.done(); }));
+  EXPECT_EQ(set.error, make_error_code(errc::redis_error));
+  expect_contains(set.detail, "SELECT 99 on 127.0.0.1:" + std::to_string(server.port()) +
+                                  " failed: ERR DB index is out of range");
+  loop.run_for(100ms);  // let any reconnect attempt happen: still nothing may run
+  EXPECT_EQ(server.command({"DBSIZE"}).integer, 0);
+  EXPECT_EQ(connection->stats().connects, 0u);
+}
+
+TEST(Connection, QueueBoundIsOverloaded) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url(), [](ConnectionOptions& o) { o.max_pending = 5; });
+  std::vector<Outcome> outcomes(8);
+  for (auto& outcome : outcomes) send(*connection, {"PING"}, 2s, record(outcome));
+  EXPECT_EQ(connection->pending(), 5u);
+  for (auto& outcome : outcomes) EXPECT_EQ(outcome.calls, 0) << "failed inside the call";
+  ASSERT_TRUE(loop.run_until([&] {
+    for (auto& o : outcomes) {
+      if (!o.done()) return false;
+    }
+    return true;
+  }));
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(outcomes[i].ok()) << outcomes[i].detail;
+  for (int i = 5; i < 8; ++i) {
+    EXPECT_EQ(outcomes[i].error, make_error_code(errc::overloaded));
+    expect_contains(outcomes[i].detail, "5 commands already pending");
+  }
+}
+
+TEST(Connection, CloseCancelsEachPendingCommandOnce) {
+  RedisServer server;
+  TestLoop loop;
+  Connection* connection = open(loop.get(), server.url()).release();
+  ASSERT_TRUE(ping(loop, *connection));
+  server.pause();  // so that in-flight commands stay in flight
+  std::vector<Outcome> outcomes(100);
+  for (auto& outcome : outcomes) send(*connection, {"PING"}, 10s, record(outcome));
+  loop.run_for(20ms);
+  // A callback that submits again during close() is answered later, also cancelled.
+  Outcome resubmitted;
+  send(*connection, {"PING"}, 10s, [&](const ReplyView& view) {
+    EXPECT_EQ(view.error, make_error_code(errc::cancelled));
+    send(*connection, {"PING"}, 10s, record(resubmitted));
+  });
+  connection->close();
+  for (auto& outcome : outcomes) {
+    EXPECT_EQ(outcome.calls, 1);
+    EXPECT_EQ(outcome.error, make_error_code(errc::cancelled));
+  }
+  EXPECT_EQ(resubmitted.calls, 0);
+  connection->close();  // idempotent
+  loop.run_for(50ms);   // the connection frees itself once its handles closed
+  EXPECT_EQ(resubmitted.calls, 1);
+  EXPECT_EQ(resubmitted.error, make_error_code(errc::cancelled));
+  for (auto& outcome : outcomes) EXPECT_EQ(outcome.calls, 1);
+  server.resume();
+}
+
+TEST(Connection, CloseFromInsideACallback) {
+  RedisServer server;
+  TestLoop loop;
+  Connection* connection = open(loop.get(), server.url()).release();
+  Outcome second;
+  int first_calls = 0;
+  send(*connection, {"PING"}, 2s, [&](const ReplyView&) {
+    ++first_calls;
+    connection->close();
+  });
+  send(*connection, {"PING"}, 2s, record(second));
+  ASSERT_TRUE(loop.run_until([&] { return second.done(); }));
+  EXPECT_EQ(first_calls, 1);
+  EXPECT_EQ(second.calls, 1);
+  loop.run_for(20ms);
+  EXPECT_EQ(second.calls, 1);
+}
+
+TEST(Connection, HostNameIsResolved) {
+  RedisServer server;
+  TestLoop loop;
+  // "localhost" may resolve to ::1 first, where nothing listens: every address is tried.
+  auto connection = open(loop.get(), "redis://localhost:" + std::to_string(server.port()));
+  EXPECT_TRUE(ping(loop, *connection));
+}
+
+TEST(Connection, UnknownHostNamesTheNode) {
+  TestLoop loop;
+  auto connection = open(loop.get(), "redis://no-such-host.invalid:6379");
+  Outcome outcome;
+  send(*connection, {"PING"}, 5s, record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.error, make_error_code(errc::connection_error));
+  expect_contains(outcome.detail, "no-such-host.invalid:6379");
+}
+
+TEST(Connection, TlsIsNotSupportedYet) {
+  TestLoop loop;
+  auto connection = open(loop.get(), "rediss://127.0.0.1:6380");
+  Outcome outcome;
+  send(*connection, {"PING"}, 2s, record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.error, make_error_code(errc::tls_error));
+  expect_contains(outcome.detail, "TLS not supported yet");
+}
+
+TEST(Connection, NonPositiveTimeoutFailsLater) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url());
+  Outcome outcome;
+  send(*connection, {"PING"}, 0ms, record(outcome));
+  EXPECT_EQ(outcome.calls, 0);
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.error, make_error_code(errc::timeout));
+}
+
+}  // namespace
+}  // namespace redlock::net
