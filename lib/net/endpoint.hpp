@@ -25,6 +25,11 @@ struct Endpoint {
 /// Parses redis://[[user]:password@]host[:port][/db], rediss://..., unix:///path[?db=N]
 /// (percent-escapes allowed in user and password). On failure: errc::invalid_argument with
 /// a message naming the URL (password masked) and what is wrong with it.
+///
+/// Also accepted: unix://[[user]:password@]/path[?db=N]; a scheme in any case; a raw '@'
+/// or '/' in a password (credentials end at the last '@'); "[v6%25zone]". Rejected: a
+/// user without a password, credentials without ':', ports outside 1-65535, anything
+/// after the db. Message format: invalid node URL "<masked URL>": <what is wrong>.
 Result<Endpoint> parse_endpoint(std::string_view url);
 
 }  // namespace redlock::net
