@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# ctest local_cluster: compose/local-cluster start/status/stop on a scratch dir.
+# ctest local_cluster: compose/local-cluster start/status/stop on scratch dirs.
 set -euo pipefail
 cluster=$1
 work=$(mktemp -d "${TMPDIR:-/tmp}/local-cluster-test.XXXXXX")
-trap '"$cluster" stop --dir "$work/plain" -q || true; "$cluster" stop --dir "$work/auth" -q || true; rm -rf "$work"' EXIT
+cleanup() {
+  local d
+  for d in plain auth tls; do "$cluster" stop --dir "$work/$d" -q || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
 checks=0
 check() { # description command...
@@ -53,5 +58,18 @@ check "appendfsync always" test "$(REDISCLI_AUTH='s3 cr@t' redis-cli -p "$port" 
 pid=$(cat "$work/auth/node-1/pid")
 "$cluster" stop --dir "$work/auth" -q
 check "the authenticated node is gone after stop" pid_gone "$pid"
+
+# --tls: a TLS-only node, verifiable with the CA that start made.
+url=$("$cluster" start -n 1 --dir "$work/tls" --tls -q)
+check "rediss:// URL ($url)" matches "$url" '^rediss://127\.0\.0\.1:[0-9]+$'
+port=${url##*:}
+check "TLS PING verified against DIR/tls/ca.crt" \
+  test "$(redis-cli --tls --cacert "$work/tls/tls/ca.crt" -h localhost -p "$port" ping)" = PONG
+check "the client certificate is accepted" test "$(redis-cli --tls --cacert "$work/tls/tls/ca.crt" \
+  --cert "$work/tls/tls/client.crt" --key "$work/tls/tls/client.key" -p "$port" ping)" = PONG
+check "no plain-text service on the TLS port" bash -c "! redis-cli -p $port ping >/dev/null 2>&1"
+pid=$(cat "$work/tls/node-1/pid")
+"$cluster" stop --dir "$work/tls" -q
+check "the TLS node is gone after stop" pid_gone "$pid"
 
 echo "local_cluster: $checks passed, 0 failed"
