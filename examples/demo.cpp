@@ -435,6 +435,7 @@ Report run_worker(const Config& cfg, const Names& names) {
     // The deliberately non-atomic read-modify-write.
     auto value = read_counter();
     bool ok = false;
+    bool storage_failed = !value;
     if (value) {
       if (cfg.hold.count() > 0) std::this_thread::sleep_for(cfg.hold);
       auto next = std::to_string(*value + 1);
@@ -449,6 +450,7 @@ Report run_worker(const Config& cfg, const Names& names) {
           ++rep.stale;
         } else {
           rep.last_error = "storage write: " + w.error().message();
+          storage_failed = true;
         }
       } else {
         try {
@@ -456,6 +458,7 @@ Report run_worker(const Config& cfg, const Names& names) {
           ok = true;
         } catch (const std::exception& e) {
           rep.last_error = e.what();
+          storage_failed = true;
         }
       }
     }
@@ -470,7 +473,7 @@ Report run_worker(const Config& cfg, const Names& names) {
       ++rep.increments;
       consecutive_failures = 0;
     } else {
-      if (!value) ++rep.errors;
+      if (storage_failed) ++rep.errors;
       ++consecutive_failures;
     }
   }
