@@ -82,6 +82,8 @@ struct LockOptions {
   milliseconds ttl{30'000};
   /// How long lock() may keep trying while the lock is held by another. 0 = one attempt.
   milliseconds wait{0};
+  /// Attempts in total while waiting, the first included. 0 = no limit but `wait`.
+  int max_attempts = 0;
   /// Return a fencing token that is greater than every earlier holder's (costs one more
   /// round trip).
   bool fencing = false;

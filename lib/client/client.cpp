@@ -1,0 +1,120 @@
+#include <redlock/client.hpp>
+
+#include "client/engine.hpp"
+#include "client/operations.hpp"
+#include "client/sync_call.hpp"
+#include "core/validation.hpp"
+
+namespace redlock {
+
+using std::chrono::milliseconds;
+
+namespace {
+
+Error invalid(std::string_view what, const std::string& problem) {
+  return Error(make_error_code(errc::invalid_argument), std::string(what) + ": " + problem);
+}
+
+/// Deadline of a node for status and release-by-value, which have no ttl to derive one
+/// from: the configured node_timeout, else generous enough for a remote node.
+milliseconds diagnostic_timeout(const detail::Engine& engine) {
+  const auto configured = engine.options().node_timeout;
+  return configured.count() > 0 ? configured : milliseconds(200);
+}
+
+}  // namespace
+
+std::shared_ptr<Client> Client::create(Options options) {
+  return std::make_shared<Client>(detail::Engine::create(std::move(options)));
+}
+
+Client::Client(std::shared_ptr<detail::Engine> engine) : engine_(std::move(engine)) {}
+
+Client::~Client() { close(); }
+
+void Client::close() { engine_->close(); }
+
+int Client::quorum() const noexcept { return engine_->quorum(); }
+
+const std::vector<std::string>& Client::nodes() const noexcept { return engine_->node_names(); }
+
+Result<Lock> Client::try_lock(std::string_view key, milliseconds ttl) {
+  LockOptions options;
+  options.ttl = ttl;
+  return lock(key, options);
+}
+
+Result<Lock> Client::lock(std::string_view key, const LockOptions& options) {
+  if (auto problem = core::check_key(key, engine_->options().max_key_bytes)) return invalid("lock", *problem);
+  if (auto problem = core::check_lock_options(options, engine_->options().node_timeout)) {
+    return invalid("lock", *problem);
+  }
+  auto acquired = detail::call_sync<std::shared_ptr<detail::LockState>>(
+      *engine_, "lock", [engine = engine_, key = std::string(key), options](auto deliver) mutable {
+        detail::start_acquire(engine, std::move(key), std::move(options), std::move(deliver));
+      });
+  if (!acquired) return std::move(acquired).error();
+  return Lock(std::move(*acquired));
+}
+
+void Client::lock_async(std::string_view key, LockOptions options, LockCallback callback) {
+  auto shared_callback = std::make_shared<LockCallback>(std::move(callback));
+  auto deliver = [shared_callback](Result<std::shared_ptr<detail::LockState>> acquired) {
+    if (!acquired) return (*shared_callback)(std::move(acquired).error());
+    (*shared_callback)(Lock(std::move(*acquired)));
+  };
+  std::optional<Error> problem;
+  if (auto text = core::check_key(key, engine_->options().max_key_bytes)) {
+    problem = invalid("lock", *text);
+  } else if (auto text = core::check_lock_options(options, engine_->options().node_timeout)) {
+    problem = invalid("lock", *text);
+  }
+  const bool posted = engine_->post([engine = engine_, key = std::string(key), options = std::move(options),
+                                     deliver, problem]() mutable {
+    if (problem) return deliver(std::move(*problem));
+    detail::start_acquire(engine, std::move(key), std::move(options), std::move(deliver));
+  });
+  if (!posted) deliver(detail::cancelled_error("lock " + detail::quote_key(key)));
+}
+
+Result<std::vector<NodeOutcome>> Client::status(std::string_view key) {
+  if (auto problem = core::check_key(key, engine_->options().max_key_bytes)) return invalid("status", *problem);
+  return detail::call_sync<std::vector<NodeOutcome>>(
+      *engine_, "status",
+      [engine = engine_, key = std::string(key), timeout = diagnostic_timeout(*engine_)](auto deliver) mutable {
+        detail::start_status(engine, std::move(key), timeout, std::move(deliver));
+      });
+}
+
+Result<void> Client::release(std::string_view key, std::string_view value) {
+  if (auto problem = core::check_key(key, engine_->options().max_key_bytes)) return invalid("release", *problem);
+  if (value.empty()) return invalid("release", "value: must not be empty");
+  auto released = detail::call_sync<detail::Released>(
+      *engine_, "release",
+      [engine = engine_, key = std::string(key), value = std::string(value),
+       timeout = diagnostic_timeout(*engine_)](auto deliver) mutable {
+        detail::start_release(engine, std::move(key), std::move(value), timeout, std::move(deliver));
+      });
+  if (!released) return std::move(released).error();
+  if (released->deleted == 0) {
+    return Error(make_error_code(errc::not_held),
+                 "release " + detail::quote_key(key) + ": no node that answered held this value",
+                 std::move(released->outcomes));
+  }
+  return {};
+}
+
+Result<milliseconds> Client::extend(std::string_view key, std::string_view value, milliseconds ttl) {
+  if (auto problem = core::check_key(key, engine_->options().max_key_bytes)) return invalid("extend", *problem);
+  if (value.empty()) return invalid("extend", "value: must not be empty");
+  if (auto problem = core::check_ttl(ttl, engine_->options().node_timeout)) return invalid("extend", *problem);
+  auto extended = detail::call_sync<core::Clock::time_point>(
+      *engine_, "extend",
+      [engine = engine_, key = std::string(key), value = std::string(value), ttl](auto deliver) mutable {
+        detail::start_extend(engine, std::move(key), std::move(value), ttl, std::move(deliver));
+      });
+  if (!extended) return std::move(extended).error();
+  return core::validity_left(*extended, core::Clock::now());
+}
+
+}  // namespace redlock

@@ -1,0 +1,109 @@
+#include "client/engine.hpp"
+
+#include <future>
+#include <stdexcept>
+
+#include "core/validation.hpp"
+#include "net/endpoint.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+std::string identity(const net::Endpoint& endpoint) {
+  // Two URLs that reach the same server and database are one node, however spelled.
+  if (endpoint.scheme == net::Scheme::unix_socket) {
+    return "unix:" + endpoint.path + "/" + std::to_string(endpoint.db);
+  }
+  return endpoint.host + ":" + std::to_string(endpoint.port) + "/" + std::to_string(endpoint.db);
+}
+
+}  // namespace
+
+std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory) {
+  std::vector<net::ConnectionOptions> connections;
+  std::vector<std::string> identities;
+  std::vector<std::string> names;
+  for (const auto& url : options.nodes) {
+    auto endpoint = net::parse_endpoint(url);
+    if (!endpoint) throw std::invalid_argument("nodes: " + endpoint.error().message());
+    if (endpoint->password.empty() && !options.password.empty()) {
+      endpoint->password = options.password;
+      endpoint->username = options.username;
+    }
+    identities.push_back(identity(*endpoint));
+    names.push_back(endpoint->display);
+    net::ConnectionOptions connection;
+    connection.endpoint = std::move(*endpoint);
+    connection.connect_timeout = options.connect_timeout;
+    connection.reconnect_min = options.reconnect_min;
+    connection.reconnect_max = options.reconnect_max;
+    connection.max_pending = options.max_pending_per_node;
+    connection.tls = options.tls;
+    connections.push_back(std::move(connection));
+  }
+  if (auto problem = core::check_options(options, identities)) throw std::invalid_argument(*problem);
+  const int quorum = core::effective_quorum(options.quorum, static_cast<int>(options.nodes.size()));
+  auto engine = std::make_shared<Engine>(std::move(options), std::move(names), quorum);
+  engine->connect(connections, factory);
+  return engine;
+}
+
+Engine::Engine(Options options, std::vector<std::string> node_names, int quorum)
+    : options_(std::move(options)),
+      node_names_(std::move(node_names)),
+      quorum_(quorum),
+      random_(core::system_random()),
+      loop_(options_.loop) {}
+
+void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
+                     const NodeFactory& factory) {
+  auto make_all = [&] {
+    for (const auto& connection : connections) nodes_.push_back(factory(loop(), connection));
+  };
+  if (options_.loop != nullptr) {
+    // The caller's loop: constructed on its thread or before it runs (documented).
+    make_all();
+    return;
+  }
+  std::promise<void> done;
+  loop_.post([&] {
+    make_all();
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+Engine::~Engine() { close(); }
+
+std::chrono::milliseconds Engine::node_timeout(std::chrono::milliseconds ttl) const noexcept {
+  return core::effective_node_timeout(options_.node_timeout, ttl);
+}
+
+void Engine::track(const std::shared_ptr<Cancellable>& operation) {
+  if (nodes_closed_) {
+    operation->cancel();
+    return;
+  }
+  waiting_.emplace(operation.get(), operation);
+}
+
+void Engine::untrack(const Cancellable* operation) { waiting_.erase(operation); }
+
+void Engine::close() {
+  if (closed_.exchange(true)) {
+    loop_.stop(nullptr);  // waits for a stop begun on another thread
+    return;
+  }
+  loop_.stop([this] {
+    nodes_closed_ = true;
+    // Cancelling may complete user callbacks that drop the last reference to an
+    // operation, so the registry is emptied first.
+    auto waiting = std::move(waiting_);
+    waiting_.clear();
+    for (auto& [raw, operation] : waiting) operation->cancel();
+    for (auto& node : nodes_) node->close();
+  });
+}
+
+}  // namespace redlock::detail

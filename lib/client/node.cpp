@@ -1,0 +1,205 @@
+#include "client/node.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <array>
+#include <charconv>
+
+#include "scripts/lock_scripts.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+NodeReply failure(const net::ReplyView& view) {
+  NodeReply reply;
+  reply.error = view.error;
+  reply.detail = std::string(view.detail);
+  if (view.error == errc::timeout) {
+    reply.status = NodeStatus::timeout;
+  } else if (view.error == errc::cancelled) {
+    reply.status = NodeStatus::cancelled;
+  } else if (view.error == errc::redis_error || view.error == errc::protocol_error) {
+    reply.status = NodeStatus::redis_error;
+  } else {
+    // connection_error, auth_error, tls_error, overloaded: the node is not usable now.
+    reply.status = NodeStatus::connection_error;
+  }
+  return reply;
+}
+
+NodeReply unexpected(std::string_view operation, const redisReply* reply, std::string_view where) {
+  NodeReply result;
+  result.status = NodeStatus::redis_error;
+  result.error = make_error_code(errc::protocol_error);
+  result.detail = std::string(where) + ": unexpected reply to the " + std::string(operation) +
+                  " script: " + describe_reply(reply);
+  return result;
+}
+
+bool is_integer(const redisReply* reply, long long value) {
+  return reply->type == REDIS_REPLY_INTEGER && reply->integer == value;
+}
+
+std::string decimal(std::uint64_t value) {
+  std::array<char, 24> buffer{};
+  auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  (void)ec;
+  return std::string(buffer.data(), end);
+}
+
+class RedisNode final : public Node {
+ public:
+  RedisNode(uv_loop_s* loop, net::ConnectionOptions options)
+      : name_(options.endpoint.display),
+        where_(options.endpoint.display),
+        connection_(net::Connection::create(loop, std::move(options))) {}
+
+  ~RedisNode() override { close(); }
+
+  const std::string& name() const noexcept override { return name_; }
+
+  void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+               bool fencing, std::chrono::milliseconds timeout, NodeCallback done) override {
+    const std::string fence_key = std::string(key) + scripts::fence_suffix;
+    const std::string ttl_ms = std::to_string(ttl.count());
+    const std::array<std::string_view, 2> keys{key, fence_key};
+    const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
+    submit(scripts::acquire(), keys, args, timeout,
+           [done = std::move(done), where = where_](const net::ReplyView& view) {
+             if (view.error) return done(failure(view));
+             const redisReply* r = view.reply;
+             if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && is_integer(r->element[0], 1) &&
+                 r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer >= 0) {
+               NodeReply granted;
+               granted.status = NodeStatus::granted;
+               granted.token = static_cast<std::uint64_t>(r->element[1]->integer);
+               return done(std::move(granted));
+             }
+             if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && is_integer(r->element[0], 0) &&
+                 r->element[1]->type == REDIS_REPLY_INTEGER &&
+                 (r->element[2]->type == REDIS_REPLY_STRING)) {
+               NodeReply held;
+               held.status = NodeStatus::held;
+               held.remaining_ttl = std::chrono::milliseconds(r->element[1]->integer);
+               held.holder.assign(r->element[2]->str, r->element[2]->len);
+               return done(std::move(held));
+             }
+             done(unexpected("acquire", r, where));
+           });
+  }
+
+  void release(std::string_view key, std::string_view value, std::chrono::milliseconds timeout,
+               NodeCallback done) override {
+    const std::array<std::string_view, 1> keys{key};
+    const std::array<std::string_view, 1> args{value};
+    submit(scripts::release(), keys, args, timeout, owner_checked("release", std::move(done)));
+  }
+
+  void extend(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+              std::chrono::milliseconds timeout, NodeCallback done) override {
+    const std::string ttl_ms = std::to_string(ttl.count());
+    const std::array<std::string_view, 1> keys{key};
+    const std::array<std::string_view, 2> args{value, ttl_ms};
+    submit(scripts::extend(), keys, args, timeout, owner_checked("extend", std::move(done)));
+  }
+
+  void fence(std::string_view key, std::string_view value, std::uint64_t token,
+             std::chrono::milliseconds timeout, NodeCallback done) override {
+    const std::string fence_key = std::string(key) + scripts::fence_suffix;
+    const std::string token_text = decimal(token);
+    const std::array<std::string_view, 2> keys{key, fence_key};
+    const std::array<std::string_view, 2> args{value, token_text};
+    submit(scripts::fence(), keys, args, timeout, owner_checked("fence", std::move(done)));
+  }
+
+  void inspect(std::string_view key, std::chrono::milliseconds timeout, NodeCallback done) override {
+    const std::array<std::string_view, 1> keys{key};
+    submit(scripts::inspect(), keys, {}, timeout,
+           [done = std::move(done), where = where_](const net::ReplyView& view) {
+             if (view.error) return done(failure(view));
+             const redisReply* r = view.reply;
+             if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                 r->element[0]->type == REDIS_REPLY_INTEGER &&
+                 r->element[1]->type == REDIS_REPLY_STRING) {
+               NodeReply status;
+               if (r->element[0]->integer == -2) {
+                 status.status = NodeStatus::not_held;
+               } else {
+                 status.status = NodeStatus::held;
+                 status.remaining_ttl = std::chrono::milliseconds(r->element[0]->integer);
+                 status.holder.assign(r->element[1]->str, r->element[1]->len);
+               }
+               return done(std::move(status));
+             }
+             done(unexpected("inspect", r, where));
+           });
+  }
+
+  void close() override { connection_.reset(); }
+
+ private:
+  net::ReplyCallback owner_checked(const char* operation, NodeCallback done) const {
+    return [done = std::move(done), where = where_, operation](const net::ReplyView& view) {
+      if (view.error) return done(failure(view));
+      NodeReply reply;
+      if (is_integer(view.reply, 1)) {
+        reply.status = NodeStatus::granted;
+      } else if (is_integer(view.reply, 0)) {
+        reply.status = NodeStatus::not_held;
+      } else {
+        reply = unexpected(operation, view.reply, where);
+      }
+      done(std::move(reply));
+    };
+  }
+
+  void submit(const scripts::Script& script, std::span<const std::string_view> keys,
+              std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+              net::ReplyCallback callback) {
+    if (!connection_) {
+      // Closed: keep the contract (exactly once, never synchronously) without a connection.
+      // Cannot happen through Engine, which stops using nodes once it closed them.
+      return;
+    }
+    connection_->eval(script, keys, args, timeout, std::move(callback));
+  }
+
+  std::string name_;
+  std::string where_;
+  net::ConnectionPtr connection_;
+};
+
+}  // namespace
+
+std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions options) {
+  return std::make_unique<RedisNode>(loop, std::move(options));
+}
+
+std::string describe_reply(const redisReply* reply) {
+  if (reply == nullptr) return "no reply";
+  switch (reply->type) {
+    case REDIS_REPLY_INTEGER:
+      return "integer " + std::to_string(reply->integer);
+    case REDIS_REPLY_NIL:
+      return "nil";
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR: {
+      std::string text(reply->str, std::min<std::size_t>(reply->len, 64));
+      return (reply->type == REDIS_REPLY_STRING ? "string \"" : "status \"") + text + "\"";
+    }
+    case REDIS_REPLY_ARRAY: {
+      std::string text = "array of " + std::to_string(reply->elements) + ": [";
+      for (std::size_t i = 0; i < reply->elements && i < 4; ++i) {
+        if (i > 0) text += ", ";
+        text += describe_reply(reply->element[i]);
+      }
+      return text + (reply->elements > 4 ? ", ...]" : "]");
+    }
+    default:
+      return "reply of type " + std::to_string(reply->type);
+  }
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,67 @@
+#pragma once
+// The seam between the algorithm and I/O: what one lock node can be asked. Each call is
+// asynchronous with its own deadline, and its callback runs exactly once on the loop
+// thread, never from inside the call. The Redis implementation adapts a net::Connection
+// and the Lua scripts; anything else (a scripted fake) can stand in for it.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include <redlock/error.hpp>
+
+#include "net/connection.hpp"
+
+struct uv_loop_s;
+
+namespace redlock::detail {
+
+/// One node's answer, already interpreted.
+///   acquire: granted (token) | held (holder, remaining_ttl)
+///   release, extend, fence: granted | not_held
+///   inspect: held (holder, remaining_ttl) | not_held
+///   any: timeout | connection_error | redis_error | cancelled, with error and detail.
+struct NodeReply {
+  NodeStatus status = NodeStatus::pending;
+  std::error_code error;
+  std::string detail;
+  std::string holder;
+  std::chrono::milliseconds remaining_ttl{-1};
+  std::uint64_t token = 0;
+};
+
+using NodeCallback = std::function<void(NodeReply)>;
+
+class Node {
+ public:
+  virtual ~Node() = default;
+
+  /// The node's URL without its password.
+  virtual const std::string& name() const noexcept = 0;
+
+  virtual void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+                       bool fencing, std::chrono::milliseconds timeout, NodeCallback done) = 0;
+  virtual void release(std::string_view key, std::string_view value,
+                       std::chrono::milliseconds timeout, NodeCallback done) = 0;
+  virtual void extend(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+                      std::chrono::milliseconds timeout, NodeCallback done) = 0;
+  virtual void fence(std::string_view key, std::string_view value, std::uint64_t token,
+                     std::chrono::milliseconds timeout, NodeCallback done) = 0;
+  virtual void inspect(std::string_view key, std::chrono::milliseconds timeout,
+                       NodeCallback done) = 0;
+
+  /// Fails every pending call with cancelled and stops reconnecting.
+  virtual void close() = 0;
+};
+
+/// A Node over one libuv connection to a Redis master. Loop thread only.
+std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions options);
+
+/// A reply to a lock script in words for error details, e.g. "array of 2: [1, \"x\"]".
+std::string describe_reply(const redisReply* reply);
+
+}  // namespace redlock::detail

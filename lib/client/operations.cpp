@@ -1,0 +1,282 @@
+#include "client/operations.hpp"
+
+#include "client/engine.hpp"
+#include "client/round.hpp"
+#include "client/timer.hpp"
+#include "client/watchdog.hpp"
+#include "core/lock_value.hpp"
+#include "core/retry.hpp"
+#include "core/validity.hpp"
+
+namespace redlock::detail {
+
+using core::Clock;
+using std::chrono::milliseconds;
+
+std::string quote_key(std::string_view key) {
+  constexpr std::size_t shown = 64;
+  std::string text = "\"";
+  text.append(key.substr(0, shown));
+  text += key.size() > shown ? "...\" (" + std::to_string(key.size()) + " bytes)" : "\"";
+  return text;
+}
+
+Error cancelled_error(std::string_view what) {
+  return Error(make_error_code(errc::cancelled), std::string(what) + ": the client closed");
+}
+
+namespace {
+
+std::string elapsed_ms(Clock::time_point since, Clock::time_point now) {
+  return std::to_string(std::chrono::duration_cast<milliseconds>(now - since).count()) + " ms";
+}
+
+/// A failed attempt may still have set our value on nodes that granted, did not answer
+/// in time, or answered after the decision; a node that reported another holder did
+/// not. The release is not awaited: a caller that gives up does not wait for it, and a
+/// retry is queued behind it on each node's connection, so it reaches every node first.
+void release_leftovers(Engine& engine, const std::string& key, const std::string& value,
+                       const RoundResult& round, milliseconds timeout) {
+  if (!engine.open()) return;
+  auto& nodes = engine.nodes();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (round.outcomes[i].status == NodeStatus::held) continue;
+    nodes[i]->release(key, value, timeout, [](NodeReply) {});
+  }
+}
+
+class AcquireOperation final : public Cancellable,
+                               public std::enable_shared_from_this<AcquireOperation> {
+ public:
+  AcquireOperation(std::shared_ptr<Engine> engine, std::string key, LockOptions options,
+                   AcquireDone done)
+      : engine_(std::move(engine)),
+        key_(std::move(key)),
+        options_(std::move(options)),
+        done_(std::move(done)),
+        started_(Clock::now()),
+        schedule_({engine_->options().retry_delay, engine_->options().retry_jitter,
+                   options_.max_attempts},
+                  started_ + options_.wait, engine_->random()),
+        node_timeout_(engine_->node_timeout(options_.ttl)) {}
+
+  void start() {
+    if (options_.wait.count() > 0) {
+      timer_ = Timer::create(engine_->loop());
+      engine_->track(shared_from_this());
+      if (finished_) return;  // the engine was already closing
+    }
+    attempt();
+  }
+
+  void cancel() override { finish(cancelled_error("lock " + quote_key(key_))); }
+
+ private:
+  void attempt() {
+    ++attempts_;
+    auto value = core::new_lock_value();
+    run_round(
+        *engine_,
+        [&](Node& node, NodeCallback done) {
+          node.acquire(key_, value, options_.ttl, options_.fencing, node_timeout_, std::move(done));
+        },
+        vote_owner_action,
+        [self = shared_from_this(), value](RoundResult round) mutable {
+          self->on_acquire_round(std::move(round), std::move(value));
+        });
+  }
+
+  void on_acquire_round(RoundResult round, std::string value) {
+    if (finished_) return;
+    if (round.cancelled && !engine_->open()) return finish(cancelled_error("lock " + quote_key(key_)));
+    if (!round.reached()) {
+      const auto code = round.failure == core::FailureKind::unreachable ? errc::quorum_unreachable
+                                                                        : errc::conflict;
+      auto message = "lock " + quote_key(key_) + " not acquired: " + round.summary("granted");
+      return attempt_failed(Error(make_error_code(code), std::move(message), round.outcomes),
+                            value, round);
+    }
+    if (options_.fencing) return write_back_token(std::move(round), std::move(value));
+    succeed(std::move(round), std::move(value), std::nullopt);
+  }
+
+  // Step 3 of the fencing design: before the token is handed out, every granted node's
+  // counter is raised to it, so any later holder (whose quorum intersects ours) gets a
+  // larger one even if a minority node's counter was inflated by failed attempts.
+  void write_back_token(RoundResult acquired, std::string value) {
+    const std::uint64_t token = acquired.max_token;
+    auto acquired_shared = std::make_shared<RoundResult>(std::move(acquired));
+    run_round(
+        *engine_,
+        [&](Node& node, NodeCallback done) {
+          node.fence(key_, value, token, node_timeout_, std::move(done));
+        },
+        vote_owner_action,
+        [self = shared_from_this(), acquired_shared, value, token](RoundResult fenced) mutable {
+          if (self->finished_) return;
+          if (fenced.cancelled && !self->engine_->open()) {
+            return self->finish(cancelled_error("lock " + quote_key(self->key_)));
+          }
+          if (!fenced.reached()) {
+            const auto code = fenced.failure == core::FailureKind::unreachable
+                                  ? errc::quorum_unreachable
+                                  : errc::validity_expired;
+            auto message = "lock " + quote_key(self->key_) +
+                           " not acquired: the fencing token write-back failed: " +
+                           fenced.summary("confirmed");
+            return self->attempt_failed(Error(make_error_code(code), std::move(message), fenced.outcomes),
+                                        value, *acquired_shared);
+          }
+          self->succeed(std::move(*acquired_shared), std::move(value), token);
+        });
+  }
+
+  void succeed(RoundResult round, std::string value, std::optional<std::uint64_t> token) {
+    const auto now = Clock::now();
+    // Validity counts from the attempt's start, through the fencing round if any.
+    const auto valid_until = core::valid_until(round.start, options_.ttl, engine_->drift());
+    if (valid_until <= now) {
+      auto message = "lock " + quote_key(key_) + " not acquired: a quorum agreed after " +
+                     elapsed_ms(round.start, now) + ", leaving no validity of the " +
+                     std::to_string(options_.ttl.count()) + " ms ttl";
+      return attempt_failed(Error(make_error_code(errc::validity_expired), std::move(message),
+                                  round.outcomes),
+                            value, round);
+    }
+    auto state = std::make_shared<LockState>();
+    state->engine = engine_;
+    state->resource = key_;
+    state->value = std::move(value);
+    state->token = token;
+    state->nodes = std::move(round.outcomes);
+    state->ttl = options_.ttl;
+    state->set_valid_until(valid_until);
+    if (options_.auto_extend) {
+      start_watchdog(state, options_.extend_every.count() > 0 ? options_.extend_every : options_.ttl / 3,
+                     options_.on_lost);
+    }
+    finish(std::move(state));
+  }
+
+  void attempt_failed(Error error, const std::string& value, const RoundResult& round) {
+    release_leftovers(*engine_, key_, value, round, node_timeout_);
+    if (!engine_->open()) return finish(cancelled_error("lock " + quote_key(key_)));
+    const auto now = Clock::now();
+    const auto next = timer_ ? schedule_.next_attempt(attempts_, now) : std::nullopt;
+    if (!next) {
+      if (attempts_ > 1) {
+        error = Error(error.code(),
+                      error.message() + " (after " + std::to_string(attempts_) + " attempts in " +
+                          elapsed_ms(started_, now) + ")",
+                      error.nodes());
+      }
+      return finish(std::move(error));
+    }
+    timer_->start(std::chrono::ceil<milliseconds>(*next - now), [self = shared_from_this()] {
+      if (!self->finished_) self->attempt();
+    });
+  }
+
+  void finish(Result<std::shared_ptr<LockState>> result) {
+    if (finished_) return;
+    finished_ = true;
+    if (timer_) {
+      timer_->close();
+      timer_ = nullptr;
+      engine_->untrack(this);
+    }
+    auto done = std::move(done_);
+    done(std::move(result));
+  }
+
+  std::shared_ptr<Engine> engine_;
+  std::string key_;
+  LockOptions options_;
+  AcquireDone done_;
+  Clock::time_point started_;
+  core::RetrySchedule schedule_;
+  milliseconds node_timeout_;
+  Timer* timer_ = nullptr;  // only when waiting; owned, closed in finish()
+  int attempts_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+void start_acquire(const std::shared_ptr<Engine>& engine, std::string key, LockOptions options,
+                   AcquireDone done) {
+  auto operation = std::make_shared<AcquireOperation>(engine, std::move(key), std::move(options),
+                                                      std::move(done));
+  operation->start();
+}
+
+void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
+                  milliseconds ttl, ExtendDone done) {
+  const auto timeout = engine->node_timeout(ttl);
+  run_round(
+      *engine,
+      [&](Node& node, NodeCallback reply) {
+        node.extend(key, value, ttl, timeout, std::move(reply));
+      },
+      vote_owner_action,
+      [engine, key, ttl, done = std::move(done)](RoundResult round) {
+        if (round.cancelled && !engine->open()) return done(cancelled_error("extend " + quote_key(key)));
+        if (!round.reached()) {
+          const auto code = round.failure == core::FailureKind::unreachable ? errc::quorum_unreachable
+                                                                            : errc::not_held;
+          return done(Error(make_error_code(code),
+                            "extend " + quote_key(key) + " failed: " + round.summary("extended"),
+                            std::move(round.outcomes)));
+        }
+        const auto valid_until = core::valid_until(round.start, ttl, engine->drift());
+        if (valid_until <= Clock::now()) {
+          return done(Error(make_error_code(errc::validity_expired),
+                            "extend " + quote_key(key) + ": a quorum extended after " +
+                                elapsed_ms(round.start, Clock::now()) + ", leaving no validity",
+                            std::move(round.outcomes)));
+        }
+        done(valid_until);
+      });
+}
+
+void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
+                   milliseconds node_timeout, ReleaseDone done) {
+  run_round(
+      *engine,
+      [&](Node& node, NodeCallback reply) {
+        node.release(key, value, node_timeout, std::move(reply));
+      },
+      vote_gone,
+      [engine, key, done = std::move(done)](RoundResult round) {
+        if (round.cancelled && !engine->open()) return done(cancelled_error("release " + quote_key(key)));
+        if (!round.reached()) {
+          return done(Error(make_error_code(errc::quorum_unreachable),
+                            "release " + quote_key(key) + " not confirmed: " +
+                                round.summary("confirmed") +
+                                "; the lock may stay held there until its ttl ends",
+                            std::move(round.outcomes)));
+        }
+        Released released;
+        for (const auto& outcome : round.outcomes) {
+          // not_held and granted both vote "gone"; only granted means a delete happened.
+          if (outcome.status == NodeStatus::granted) ++released.deleted;
+        }
+        released.outcomes = std::move(round.outcomes);
+        done(std::move(released));
+      });
+}
+
+void start_status(const std::shared_ptr<Engine>& engine, std::string key, milliseconds node_timeout,
+                  StatusDone done) {
+  run_round(
+      *engine,
+      [&](Node& node, NodeCallback reply) { node.inspect(key, node_timeout, std::move(reply)); },
+      vote_owner_action,
+      [engine, key, done = std::move(done)](RoundResult round) {
+        if (round.cancelled && !engine->open()) return done(cancelled_error("status " + quote_key(key)));
+        done(std::move(round.outcomes));
+      },
+      0, /*wait_for_all=*/true);
+}
+
+}  // namespace redlock::detail

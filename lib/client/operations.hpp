@@ -1,0 +1,54 @@
+#pragma once
+// The lock operations as asynchronous state machines on the loop thread: fan out to all
+// nodes (round.hpp), feed the core's decision, and turn the outcome into a Result with a
+// one-line message that says how many nodes agreed and why each other one did not.
+// Every `done` runs exactly once on the loop thread.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <redlock/error.hpp>
+#include <redlock/options.hpp>
+#include <redlock/result.hpp>
+
+#include "client/lock_state.hpp"
+
+namespace redlock::detail {
+
+class Engine;
+
+using AcquireDone = std::function<void(Result<std::shared_ptr<LockState>>)>;
+using ExtendDone = std::function<void(Result<core::Clock::time_point>)>;
+struct Released {
+  int deleted = 0;  ///< nodes where our value was found and deleted
+  std::vector<NodeOutcome> outcomes;
+};
+using ReleaseDone = std::function<void(Result<Released>)>;
+using StatusDone = std::function<void(Result<std::vector<NodeOutcome>>)>;
+
+/// Acquire with retries until `options.wait` (validated by the caller).
+void start_acquire(const std::shared_ptr<Engine>& engine, std::string key, LockOptions options,
+                   AcquireDone done);
+
+/// Owner-checked PEXPIRE of `key` to `ttl` on all nodes. On success, the new valid_until
+/// measured from this round's start.
+void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
+                  std::chrono::milliseconds ttl, ExtendDone done);
+
+/// Owner-checked delete on all nodes; decided once a quorum no longer holds `value`.
+void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
+                   std::chrono::milliseconds node_timeout, ReleaseDone done);
+
+/// Every node's view of `key` (waits for all, each up to its deadline).
+void start_status(const std::shared_ptr<Engine>& engine, std::string key,
+                  std::chrono::milliseconds node_timeout, StatusDone done);
+
+/// A key as it appears in messages: quoted, cut after 64 bytes.
+std::string quote_key(std::string_view key);
+
+/// errc::cancelled, "client closed".
+Error cancelled_error(std::string_view what);
+
+}  // namespace redlock::detail

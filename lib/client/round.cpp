@@ -1,0 +1,138 @@
+#include "client/round.hpp"
+
+#include <uv.h>
+
+#include "client/engine.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+struct RoundState {
+  core::QuorumRound quorum;
+  RoundResult result;
+  std::vector<core::Clock::time_point> sent_at;
+  VoteRule rule;
+  bool wait_for_all;
+  std::function<void(RoundResult)> decided;
+
+  RoundState(int nodes, int quorum_size, VoteRule rule, bool wait_for_all)
+      : quorum(nodes, quorum_size), rule(rule), wait_for_all(wait_for_all) {}
+
+  void record(std::size_t index, NodeReply reply) {
+    const auto now = core::Clock::now();
+    if (!decided) return;  // already reported; a late reply changes nothing
+    auto& outcome = result.outcomes[index];
+    outcome.status = reply.status;
+    outcome.error = reply.error;
+    outcome.detail = std::move(reply.detail);
+    outcome.holder = std::move(reply.holder);
+    outcome.remaining_ttl = reply.remaining_ttl;
+    outcome.token = reply.token;
+    outcome.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - sent_at[index]);
+    if (reply.status == NodeStatus::cancelled) result.cancelled = true;
+    const auto decision = quorum.record(static_cast<int>(index), rule(reply.status), reply.token);
+    const bool settled = wait_for_all ? quorum.pending() == 0 : decision != core::Decision::undecided;
+    if (settled) report(now);
+  }
+
+  void report(core::Clock::time_point now) {
+    result.decision = quorum.decision();
+    if (wait_for_all && result.decision == core::Decision::undecided) {
+      result.decision = core::Decision::impossible;
+    }
+    result.failure = quorum.failure_kind();
+    result.grants = quorum.grants_at_decision();
+    result.max_token = quorum.max_token();
+    result.decided_at = now;
+    auto callback = std::move(decided);
+    decided = nullptr;
+    callback(std::move(result));
+  }
+};
+
+}  // namespace
+
+core::Vote vote_owner_action(NodeStatus status) {
+  switch (status) {
+    case NodeStatus::granted:
+      return core::Vote::granted;
+    case NodeStatus::held:
+    case NodeStatus::not_held:
+      return core::Vote::refused;
+    default:
+      return core::Vote::failed;
+  }
+}
+
+core::Vote vote_gone(NodeStatus status) {
+  switch (status) {
+    case NodeStatus::granted:
+    case NodeStatus::not_held:
+      return core::Vote::granted;
+    case NodeStatus::held:
+      return core::Vote::refused;
+    default:
+      return core::Vote::failed;
+  }
+}
+
+std::optional<std::chrono::milliseconds> RoundResult::shortest_holder_ttl() const {
+  std::optional<std::chrono::milliseconds> shortest;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status != NodeStatus::held || outcome.remaining_ttl.count() < 0) continue;
+    if (!shortest || outcome.remaining_ttl < *shortest) shortest = outcome.remaining_ttl;
+  }
+  return shortest;
+}
+
+std::string RoundResult::summary(const char* verb) const {
+  std::string text = std::to_string(grants) + " of " + std::to_string(outcomes.size()) +
+                     " nodes " + verb + " (quorum " + std::to_string(quorum) + ")";
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == NodeStatus::granted) continue;
+    text += "; ";
+    text += describe(outcome);
+  }
+  return text;
+}
+
+void run_round(Engine& engine, SendToNode send, VoteRule rule,
+               std::function<void(RoundResult)> decided, int quorum, bool wait_for_all) {
+  auto& nodes = engine.nodes();
+  const int n = static_cast<int>(nodes.size());
+  auto state = std::make_shared<RoundState>(n, quorum == 0 ? engine.quorum() : quorum, rule,
+                                            wait_for_all);
+  state->decided = std::move(decided);
+  state->result.quorum = state->quorum.quorum();
+  state->result.start = core::Clock::now();
+  state->result.outcomes.resize(nodes.size());
+  state->sent_at.resize(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    state->result.outcomes[i].node = engine.node_names()[i];
+  }
+  if (!engine.open()) {
+    // Closed between the post and now: answer on the next loop turn, like a node would.
+    for (auto& outcome : state->result.outcomes) outcome.status = NodeStatus::cancelled;
+    state->result.cancelled = true;
+    auto* idle = new uv_idle_t;
+    idle->data = new std::shared_ptr<RoundState>(state);
+    uv_idle_init(engine.loop(), idle);
+    uv_idle_start(idle, [](uv_idle_t* handle) {
+      uv_idle_stop(handle);
+      auto* held = static_cast<std::shared_ptr<RoundState>*>(handle->data);
+      auto round = std::move(*held);
+      delete held;
+      uv_close(reinterpret_cast<uv_handle_t*>(handle),
+               [](uv_handle_t* h) { delete reinterpret_cast<uv_idle_t*>(h); });
+      round->report(core::Clock::now());
+    });
+    return;
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    state->sent_at[i] = core::Clock::now();
+    send(*nodes[i], [state, i](NodeReply reply) { state->record(i, std::move(reply)); });
+  }
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,59 @@
+#pragma once
+// One fan-out: the same request to every node at once, each reply recorded as a per-node
+// outcome and a vote, and the caller told as soon as the quorum decision is settled.
+// Replies after the decision are still received (and dropped); the nodes' own
+// callbacks keep the round alive until the last one.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <redlock/error.hpp>
+
+#include "client/node.hpp"
+#include "core/quorum.hpp"
+#include "core/validity.hpp"
+
+namespace redlock::detail {
+
+class Engine;
+
+struct RoundResult {
+  core::Decision decision = core::Decision::undecided;
+  core::FailureKind failure = core::FailureKind::contention;
+  int grants = 0;
+  int quorum = 0;
+  std::uint64_t max_token = 0;
+  /// Per node, in the order of Options::nodes; `pending` for nodes that had not
+  /// answered when the round was decided.
+  std::vector<NodeOutcome> outcomes;
+  core::Clock::time_point start;
+  core::Clock::time_point decided_at;
+  /// Some node's call was cancelled because the client closed.
+  bool cancelled = false;
+
+  bool reached() const noexcept { return decision == core::Decision::reached; }
+  /// The shortest remaining TTL reported by a node held by another owner, if any.
+  std::optional<std::chrono::milliseconds> shortest_holder_ttl() const;
+  /// "2 of 5 nodes granted (quorum 3); <node>: held (ttl 912 ms); <node>: timeout (...)"
+  std::string summary(const char* verb) const;
+};
+
+/// How a node's status counts toward the quorum.
+using VoteRule = core::Vote (*)(NodeStatus);
+core::Vote vote_owner_action(NodeStatus status);  // granted counts, held/not_held refuse
+core::Vote vote_gone(NodeStatus status);          // granted or not_held both count (release)
+
+using SendToNode = std::function<void(Node& node, NodeCallback done)>;
+
+/// Starts a round over every node of `engine` (loop thread). `decided` runs exactly once,
+/// on the loop thread, never from inside this call. `quorum` 0 = the engine's quorum;
+/// `wait_for_all` decides only when every node answered (status queries).
+void run_round(Engine& engine, SendToNode send, VoteRule rule,
+               std::function<void(RoundResult)> decided, int quorum = 0,
+               bool wait_for_all = false);
+
+}  // namespace redlock::detail

@@ -1,0 +1,30 @@
+#pragma once
+// A one-shot uv timer that owns its handle: close() may be called from inside the
+// timer's own callback, and the memory is freed only in libuv's close callback.
+
+#include <chrono>
+#include <functional>
+
+struct uv_loop_s;
+
+namespace redlock::detail {
+
+class Timer {
+ public:
+  /// Loop thread only.
+  static Timer* create(uv_loop_s* loop);
+
+  /// (Re)arms the timer; `fire` runs once on the loop after `delay`.
+  void start(std::chrono::milliseconds delay, std::function<void()> fire);
+  void stop();
+  /// Stops the timer and frees it on a later loop turn. The pointer is dead afterwards.
+  void close();
+
+ private:
+  Timer() = default;
+  ~Timer() = default;
+  struct Impl;
+  friend struct Impl;
+};
+
+}  // namespace redlock::detail

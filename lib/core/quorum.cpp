@@ -1,0 +1,57 @@
+#include "core/quorum.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace redlock::core {
+
+namespace {
+constexpr signed char pending_vote = -1;
+}
+
+QuorumRound::QuorumRound(int nodes, int quorum)
+    : quorum_(quorum), votes_(static_cast<std::size_t>(nodes), pending_vote) {
+  assert(nodes >= 1 && quorum >= 1 && quorum <= nodes);
+}
+
+bool QuorumRound::answered(int index) const noexcept {
+  return votes_[static_cast<std::size_t>(index)] != pending_vote;
+}
+
+Decision QuorumRound::record(int index, Vote vote, std::uint64_t token) {
+  auto& slot = votes_[static_cast<std::size_t>(index)];
+  if (slot != pending_vote) return decision_;
+  slot = static_cast<signed char>(vote);
+  switch (vote) {
+    case Vote::granted:
+      ++grants_;
+      max_token_ = std::max(max_token_, token);
+      break;
+    case Vote::refused:
+      ++refusals_;
+      break;
+    case Vote::failed:
+      ++failures_;
+      break;
+  }
+  if (decision_ == Decision::undecided) {
+    if (grants_ >= quorum_) {
+      decision_ = Decision::reached;
+    } else if (grants_ + pending() < quorum_) {
+      decision_ = Decision::impossible;
+    }
+    if (decision_ != Decision::undecided) {
+      grants_at_decision_ = grants_;
+      failures_at_decision_ = failures_;
+      max_token_at_decision_ = max_token_;
+    }
+  }
+  return decision_;
+}
+
+FailureKind QuorumRound::failure_kind() const noexcept {
+  return failures_at_decision_ > nodes() - quorum_ ? FailureKind::unreachable
+                                                   : FailureKind::contention;
+}
+
+}  // namespace redlock::core

@@ -1,0 +1,72 @@
+#pragma once
+// The quorum decision of one round (acquire, extend, release or fence) over N nodes that
+// were all asked at once. Replies arrive in any order; the round is decided by the first
+// reply that settles it — enough grants, or too few grants still possible — so nobody
+// waits for a timeout that cannot change the outcome.
+
+#include <cstdint>
+#include <vector>
+
+namespace redlock::core {
+
+/// How one node answered, as far as the quorum is concerned.
+enum class Vote {
+  granted,  ///< the node did what was asked (SET NX, PEXPIRE, DEL, fence)
+  refused,  ///< the node answered but the key is another owner's (or gone)
+  failed,   ///< no usable answer: timeout, connection or Redis error
+};
+
+enum class Decision {
+  undecided,
+  reached,     ///< grants >= quorum
+  impossible,  ///< grants + nodes still pending < quorum
+};
+
+/// Why an impossible round failed: the caller maps `contention` to errc::conflict (or
+/// not_held) and `unreachable` to errc::quorum_unreachable.
+enum class FailureKind { contention, unreachable };
+
+class QuorumRound {
+ public:
+  /// `nodes` >= 1, 1 <= `quorum` <= `nodes` (validated by the caller).
+  QuorumRound(int nodes, int quorum);
+
+  /// Records node `index`'s vote and returns the decision. The first decision sticks:
+  /// votes after it are counted (for the record) but never change it. A second vote from
+  /// the same node is ignored.
+  Decision record(int index, Vote vote, std::uint64_t token = 0);
+
+  Decision decision() const noexcept { return decision_; }
+  /// The votes counted when the decision was made (later votes excluded).
+  int grants_at_decision() const noexcept { return grants_at_decision_; }
+
+  int nodes() const noexcept { return static_cast<int>(votes_.size()); }
+  int quorum() const noexcept { return quorum_; }
+  int grants() const noexcept { return grants_; }
+  int refusals() const noexcept { return refusals_; }
+  int failures() const noexcept { return failures_; }
+  int pending() const noexcept { return nodes() - grants_ - refusals_ - failures_; }
+  bool answered(int index) const noexcept;
+
+  /// Only meaningful once impossible: `unreachable` iff failures alone rule a quorum out
+  /// (more than N - quorum nodes failed), otherwise `contention`.
+  FailureKind failure_kind() const noexcept;
+
+  /// The largest token among the grants counted at the decision (fencing: the counters
+  /// the granted nodes returned; 0 without fencing).
+  std::uint64_t max_token() const noexcept { return max_token_at_decision_; }
+
+ private:
+  int quorum_;
+  std::vector<signed char> votes_;  // -1 = pending, else the Vote
+  int grants_ = 0;
+  int refusals_ = 0;
+  int failures_ = 0;
+  std::uint64_t max_token_ = 0;
+  Decision decision_ = Decision::undecided;
+  int grants_at_decision_ = 0;
+  int failures_at_decision_ = 0;
+  std::uint64_t max_token_at_decision_ = 0;
+};
+
+}  // namespace redlock::core

@@ -1,0 +1,57 @@
+#include "core/retry.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <random>
+
+#include "core/lock_value.hpp"
+
+namespace redlock::core {
+
+RandomSource system_random() {
+  // One generator per source, seeded from the CSPRNG; the mutex makes a source shared
+  // between threads safe. Jitter needs no cryptographic strength, only independence
+  // between processes.
+  struct State {
+    std::mutex mutex;
+    std::mt19937_64 engine;
+  };
+  auto state = std::make_shared<State>();
+  std::uint64_t seed = 0;
+  fill_random(&seed, sizeof seed);
+  state->engine.seed(seed);
+  return [state] {
+    std::lock_guard lock(state->mutex);
+    return state->engine();
+  };
+}
+
+RetrySchedule::RetrySchedule(RetryPolicy policy, Clock::time_point deadline, RandomSource random)
+    : policy_(policy), deadline_(deadline), random_(std::move(random)) {}
+
+std::chrono::milliseconds RetrySchedule::jittered_delay() {
+  const auto jitter = std::max<std::int64_t>(policy_.jitter.count(), 0);
+  std::int64_t offset = 0;
+  if (jitter > 0) {
+    const auto span = static_cast<std::uint64_t>(2 * jitter + 1);
+    offset = static_cast<std::int64_t>(random_() % span) - jitter;
+  }
+  return std::chrono::milliseconds(std::max<std::int64_t>(policy_.delay.count() + offset, 0));
+}
+
+std::optional<Clock::time_point> RetrySchedule::next_attempt(
+    int attempts_made, Clock::time_point now,
+    std::optional<std::chrono::milliseconds> holder_expires_in) {
+  if (policy_.max_attempts > 0 && attempts_made >= policy_.max_attempts) return std::nullopt;
+  if (now >= deadline_) return std::nullopt;
+  auto wait = jittered_delay();
+  if (holder_expires_in && *holder_expires_in > wait) {
+    // Woken early by a release notification if one comes; otherwise the earliest moment
+    // the holder's key can be gone. A little jitter keeps waiters from colliding.
+    wait = *holder_expires_in + std::chrono::milliseconds(jittered_delay().count() / 10);
+  }
+  return std::min(now + wait, deadline_);
+}
+
+}  // namespace redlock::core

@@ -1,0 +1,55 @@
+#pragma once
+// When to try again after a failed acquire attempt (step 5). A fixed delay plus uniform
+// jitter spreads contenders apart so they do not collide in lockstep; the wait deadline
+// and an optional attempt limit bound the whole operation. The random source is
+// injected so tests are deterministic.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "core/validity.hpp"
+
+namespace redlock::core {
+
+/// Uniform 64-bit random numbers.
+using RandomSource = std::function<std::uint64_t()>;
+
+/// A RandomSource seeded from the operating system's CSPRNG (thread-safe).
+RandomSource system_random();
+
+struct RetryPolicy {
+  std::chrono::milliseconds delay{100};
+  std::chrono::milliseconds jitter{50};
+  /// Attempts in total, the first included. 0 = no limit but the wait deadline.
+  int max_attempts = 0;
+};
+
+class RetrySchedule {
+ public:
+  /// `deadline`: no attempt starts after it (start + wait).
+  RetrySchedule(RetryPolicy policy, Clock::time_point deadline, RandomSource random);
+
+  /// Called after attempt number `attempts_made` (1-based) failed at `now`. Returns when
+  /// the next attempt should start, or nullopt when the operation should give up.
+  /// `holder_expires_in`: when known, the shortest remaining TTL a holder reported; a
+  /// caller that is woken by release notifications passes it so it sleeps until the
+  /// lock can expire instead of polling every `delay` (the wait is still capped by the
+  /// deadline).
+  std::optional<Clock::time_point> next_attempt(
+      int attempts_made, Clock::time_point now,
+      std::optional<std::chrono::milliseconds> holder_expires_in = std::nullopt);
+
+  /// delay + uniform[-jitter, +jitter], never negative.
+  std::chrono::milliseconds jittered_delay();
+
+  Clock::time_point deadline() const noexcept { return deadline_; }
+
+ private:
+  RetryPolicy policy_;
+  Clock::time_point deadline_;
+  RandomSource random_;
+};
+
+}  // namespace redlock::core
