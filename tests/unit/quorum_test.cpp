@@ -1,0 +1,143 @@
+// The quorum decision over every assignment of replies to five nodes, in every arrival
+// order that matters: "acquired iff grants >= quorum", and the decision fires at the
+// first reply that settles it.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+
+#include "core/quorum.hpp"
+
+namespace redlock::core {
+namespace {
+
+// The four things a node can do with an acquire: grant, report another holder, time
+// out, or fail with an error. Timeouts and errors both count as failures.
+enum class Reply { granted, held, timeout, error };
+
+Vote vote_of(Reply reply) {
+  switch (reply) {
+    case Reply::granted:
+      return Vote::granted;
+    case Reply::held:
+      return Vote::refused;
+    default:
+      return Vote::failed;
+  }
+}
+
+// Replays `replies` in the order `order` and returns the decision and the number of
+// replies it took to reach it.
+std::pair<Decision, int> replay(const std::array<Reply, 5>& replies, const std::array<int, 5>& order,
+                                int quorum, QuorumRound& round) {
+  for (int step = 0; step < 5; ++step) {
+    const int node = order[static_cast<std::size_t>(step)];
+    if (round.record(node, vote_of(replies[static_cast<std::size_t>(node)])) != Decision::undecided) {
+      return {round.decision(), step + 1};
+    }
+  }
+  (void)quorum;
+  return {round.decision(), 5};
+}
+
+// The earliest step at which an oracle that knows only the replies seen so far could
+// tell the outcome.
+int settling_step(const std::array<Reply, 5>& replies, const std::array<int, 5>& order, int quorum) {
+  int grants = 0;
+  for (int step = 0; step < 5; ++step) {
+    if (replies[static_cast<std::size_t>(order[static_cast<std::size_t>(step)])] == Reply::granted) ++grants;
+    const int pending = 4 - step;
+    if (grants >= quorum || grants + pending < quorum) return step + 1;
+  }
+  return 5;
+}
+
+TEST(QuorumRound, EveryAssignmentOfFiveNodesDecidesAcquiredIffGrantsReachQuorum) {
+  int cases = 0;
+  for (int quorum = 3; quorum <= 5; ++quorum) {
+    for (int code = 0; code < 1024; ++code) {  // 4^5 assignments
+      std::array<Reply, 5> replies{};
+      int grants = 0;
+      int failures = 0;
+      for (int node = 0, rest = code; node < 5; ++node, rest /= 4) {
+        replies[static_cast<std::size_t>(node)] = static_cast<Reply>(rest % 4);
+        if (replies[static_cast<std::size_t>(node)] == Reply::granted) ++grants;
+        if (vote_of(replies[static_cast<std::size_t>(node)]) == Vote::failed) ++failures;
+      }
+      // Arrival orders: the natural one, the reverse, and a rotation, so that the early
+      // decision is checked at different positions.
+      const std::array<std::array<int, 5>, 3> orders{{{0, 1, 2, 3, 4}, {4, 3, 2, 1, 0}, {2, 4, 1, 3, 0}}};
+      for (const auto& order : orders) {
+        QuorumRound round(5, quorum);
+        auto [decision, replies_needed] = replay(replies, order, quorum, round);
+        ASSERT_EQ(decision == Decision::reached, grants >= quorum) << "case " << code << " quorum " << quorum;
+        ASSERT_NE(decision, Decision::undecided);
+        ASSERT_EQ(replies_needed, settling_step(replies, order, quorum))
+            << "case " << code << ": decided later (or earlier) than the first settling reply";
+        if (decision == Decision::impossible) {
+          // Infrastructure trouble is told apart from contention: only when failures
+          // among the replies seen so far alone rule a quorum out.
+          ASSERT_EQ(round.failure_kind() == FailureKind::unreachable,
+                    round.failures() > 5 - quorum)
+              << "case " << code;
+        }
+        ++cases;
+      }
+      (void)failures;
+    }
+  }
+  EXPECT_EQ(cases, 3 * 1024 * 3);
+}
+
+TEST(QuorumRound, DecisionSticksAndLateVotesAreIgnoredForIt) {
+  QuorumRound round(5, 3);
+  EXPECT_EQ(round.record(0, Vote::granted, 4), Decision::undecided);
+  EXPECT_EQ(round.record(1, Vote::granted, 9), Decision::undecided);
+  EXPECT_EQ(round.record(2, Vote::granted, 7), Decision::reached);
+  EXPECT_EQ(round.record(3, Vote::failed), Decision::reached);
+  EXPECT_EQ(round.record(4, Vote::granted, 100), Decision::reached);
+  EXPECT_EQ(round.grants_at_decision(), 3);
+  // The token is the maximum of the grants that formed the quorum, not of late ones.
+  EXPECT_EQ(round.max_token(), 9u);
+}
+
+TEST(QuorumRound, SecondVoteFromOneNodeIsIgnored) {
+  QuorumRound round(3, 2);
+  round.record(0, Vote::granted);
+  round.record(0, Vote::granted);
+  EXPECT_EQ(round.grants(), 1);
+  EXPECT_EQ(round.decision(), Decision::undecided);
+}
+
+TEST(QuorumRound, ThreeFailuresOfFiveAreUnreachableNotConflict) {
+  QuorumRound round(5, 3);
+  round.record(0, Vote::failed);
+  round.record(1, Vote::failed);
+  EXPECT_EQ(round.record(2, Vote::failed), Decision::impossible);
+  EXPECT_EQ(round.failure_kind(), FailureKind::unreachable);
+  EXPECT_EQ(round.pending(), 2);
+}
+
+TEST(QuorumRound, HeldByAnotherOnThreeIsContention) {
+  QuorumRound round(5, 3);
+  round.record(0, Vote::refused);
+  round.record(1, Vote::refused);
+  EXPECT_EQ(round.record(2, Vote::refused), Decision::impossible);
+  EXPECT_EQ(round.failure_kind(), FailureKind::contention);
+}
+
+TEST(QuorumRound, QuorumOfAllNodesFailsAtTheFirstRefusal) {
+  QuorumRound round(5, 5);
+  round.record(0, Vote::granted);
+  EXPECT_EQ(round.record(1, Vote::refused), Decision::impossible);
+}
+
+TEST(QuorumRound, SingleNode) {
+  QuorumRound round(1, 1);
+  EXPECT_EQ(round.record(0, Vote::granted, 1), Decision::reached);
+}
+
+}  // namespace
+}  // namespace redlock::core

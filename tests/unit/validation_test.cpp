@@ -1,0 +1,116 @@
+// Input checks: each bad input is refused with a message naming the field and value.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/lock_value.hpp"
+#include "core/validation.hpp"
+
+namespace redlock::core {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+Options five_nodes() {
+  Options options;
+  for (int i = 1; i <= 5; ++i) options.nodes.push_back("redis://127.0.0.1:710" + std::to_string(i));
+  return options;
+}
+
+std::vector<std::string> ids(const Options& options) { return options.nodes; }
+
+TEST(Validation, DefaultsPass) {
+  auto options = five_nodes();
+  EXPECT_EQ(check_options(options, ids(options)), std::nullopt);
+  EXPECT_EQ(effective_quorum(0, 5), 3);
+  EXPECT_EQ(effective_quorum(0, 4), 3);
+  EXPECT_EQ(effective_quorum(0, 1), 1);
+}
+
+TEST(Validation, EmptyNodeList) {
+  Options options;
+  EXPECT_THAT(check_options(options, {}).value_or(""), HasSubstr("node list is empty"));
+}
+
+TEST(Validation, DuplicateNodesNameTheNodeAndPositions) {
+  auto options = five_nodes();
+  auto identities = ids(options);
+  identities[3] = identities[1];
+  EXPECT_THAT(check_options(options, identities).value_or(""),
+              HasSubstr("duplicate node redis://127.0.0.1:7102 (entries 2 and 4)"));
+}
+
+TEST(Validation, QuorumOutsideMajorityToN) {
+  auto options = five_nodes();
+  for (int bad : {1, 2, 6, -1}) {
+    options.quorum = bad;
+    EXPECT_THAT(check_options(options, ids(options)).value_or(""), HasSubstr("outside [3, 5]"))
+        << bad;
+  }
+  for (int good : {3, 4, 5}) {
+    options.quorum = good;
+    EXPECT_EQ(check_options(options, ids(options)), std::nullopt) << good;
+  }
+}
+
+TEST(Validation, DriftAndTimeouts) {
+  auto options = five_nodes();
+  options.drift_factor = 1.0;
+  EXPECT_THAT(check_options(options, ids(options)).value_or(""), HasSubstr("drift_factor"));
+  options = five_nodes();
+  options.connect_timeout = 0ms;
+  EXPECT_THAT(check_options(options, ids(options)).value_or(""), HasSubstr("connect_timeout"));
+  options = five_nodes();
+  options.reconnect_max = 1ms;
+  EXPECT_THAT(check_options(options, ids(options)).value_or(""), HasSubstr("reconnect"));
+}
+
+TEST(Validation, Keys) {
+  EXPECT_THAT(check_key("", 10).value_or(""), HasSubstr("must not be empty"));
+  EXPECT_EQ(check_key("0123456789", 10), std::nullopt);
+  EXPECT_THAT(check_key("0123456789a", 10).value_or(""), HasSubstr("11 bytes is longer than max_key_bytes (10)"));
+  EXPECT_EQ(check_key(std::string("a\0b", 3), 10), std::nullopt);  // binary keys are fine
+}
+
+TEST(Validation, TtlMustOutliveTwoNodeTimeouts) {
+  EXPECT_THAT(check_ttl(0ms, 0ms).value_or(""), HasSubstr("must be > 0"));
+  EXPECT_THAT(check_ttl(-5ms, 0ms).value_or(""), HasSubstr("must be > 0"));
+  EXPECT_THAT(check_ttl(100ms, 50ms).value_or(""), HasSubstr("longer than 2 x node_timeout (50 ms)"));
+  EXPECT_EQ(check_ttl(101ms, 50ms), std::nullopt);
+  // Default node timeout: min(50 ms, ttl / 10) -> any ttl above 2 ms passes.
+  EXPECT_EQ(check_ttl(10ms, 0ms), std::nullopt);
+  EXPECT_EQ(effective_node_timeout(0ms, 10'000ms), 50ms);
+  EXPECT_EQ(effective_node_timeout(0ms, 200ms), 20ms);
+  EXPECT_EQ(effective_node_timeout(0ms, 5ms), 1ms);
+  EXPECT_EQ(effective_node_timeout(7ms, 10'000ms), 7ms);
+}
+
+TEST(Validation, LockOptions) {
+  LockOptions options;
+  options.wait = -1ms;
+  EXPECT_THAT(check_lock_options(options, 0ms).value_or(""), HasSubstr("wait: must be >= 0"));
+  options = {};
+  options.auto_extend = true;
+  options.extend_every = options.ttl;
+  EXPECT_THAT(check_lock_options(options, 0ms).value_or(""), HasSubstr("extend_every"));
+  options = {};
+  options.max_attempts = -2;
+  EXPECT_THAT(check_lock_options(options, 0ms).value_or(""), HasSubstr("max_attempts"));
+}
+
+TEST(LockValue, HexOf128RandomBitsAndUnique) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    auto value = new_lock_value();
+    ASSERT_EQ(value.size(), 32u);
+    ASSERT_EQ(value.find_first_not_of("0123456789abcdef"), std::string::npos);
+    seen.insert(value);
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+}
+
+}  // namespace
+}  // namespace redlock::core
