@@ -617,7 +617,9 @@ class ConnectionImpl final : public Connection, private TransportSink {
       return;
     }
     // hiredis keeps unparsed bytes (or a half-built aggregate) when a reply is cut off.
-    if (reader_->ridx >= 0 || reader_->pos < reader_->len) {
+    // ridx alone is no sign: hiredis 0.14 leaves it at 0 after a GetReply call that
+    // found the buffer fully consumed, so only a nested level (ridx > 0) counts.
+    if (reader_->ridx > 0 || reader_->pos < reader_->len) {
       error.detail += " in the middle of a reply";
     }
     fail_connection(std::move(error));
