@@ -224,15 +224,15 @@ void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::s
         if (!round.reached()) {
           const auto code = round.failure == core::FailureKind::unreachable ? errc::quorum_unreachable
                                                                             : errc::not_held;
-          return done(Error(make_error_code(code),
-                            "extend " + quote_key(key) + " failed: " + round.summary("extended"),
-                            std::move(round.outcomes)));
+          // The message is built before the outcomes are moved into the Error.
+          auto message = "extend " + quote_key(key) + " failed: " + round.summary("extended");
+          return done(Error(make_error_code(code), std::move(message), std::move(round.outcomes)));
         }
         const auto valid_until = core::valid_until(round.start, ttl, engine->drift());
         if (valid_until <= Clock::now()) {
-          return done(Error(make_error_code(errc::validity_expired),
-                            "extend " + quote_key(key) + ": a quorum extended after " +
-                                elapsed_ms(round.start, Clock::now()) + ", leaving no validity",
+          auto message = "extend " + quote_key(key) + ": a quorum extended after " +
+                         elapsed_ms(round.start, Clock::now()) + ", leaving no validity";
+          return done(Error(make_error_code(errc::validity_expired), std::move(message),
                             std::move(round.outcomes)));
         }
         done(valid_until);
@@ -250,10 +250,9 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
       [engine, key, done = std::move(done)](RoundResult round) {
         if (round.cancelled && !engine->open()) return done(cancelled_error("release " + quote_key(key)));
         if (!round.reached()) {
-          return done(Error(make_error_code(errc::quorum_unreachable),
-                            "release " + quote_key(key) + " not confirmed: " +
-                                round.summary("confirmed") +
-                                "; the lock may stay held there until its ttl ends",
+          auto message = "release " + quote_key(key) + " not confirmed: " + round.summary("confirmed") +
+                         "; the lock may stay held there until its ttl ends";
+          return done(Error(make_error_code(errc::quorum_unreachable), std::move(message),
                             std::move(round.outcomes)));
         }
         Released released;
