@@ -58,6 +58,7 @@ Engine::Engine(Options options, std::vector<std::string> node_names, int quorum)
 
 void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
                      const NodeFactory& factory) {
+  connection_options_ = connections;
   auto make_all = [&] {
     for (const auto& connection : connections) nodes_.push_back(factory(loop(), connection));
   };
@@ -88,6 +89,17 @@ void Engine::track(const std::shared_ptr<Cancellable>& operation) {
   waiting_.emplace(operation.get(), operation);
 }
 
+ReleaseNotifier& Engine::notifier() {
+  if (!notifier_) {
+    // A SUBSCRIBE is answered at once by a live node; a generous deadline keeps a slow
+    // one in the quorum of confirmations.
+    const auto timeout = std::max(options_.node_timeout, std::chrono::milliseconds(250));
+    notifier_ = std::make_unique<ReleaseNotifier>(loop(), connection_options_, quorum_, timeout);
+    if (nodes_closed_) notifier_->close();
+  }
+  return *notifier_;
+}
+
 void Engine::untrack(const Cancellable* operation) { waiting_.erase(operation); }
 
 void Engine::close() {
@@ -103,6 +115,7 @@ void Engine::close() {
     waiting_.clear();
     for (auto& [raw, operation] : waiting) operation->cancel();
     for (auto& node : nodes_) node->close();
+    if (notifier_) notifier_->close();
   });
 }
 

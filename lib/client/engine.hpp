@@ -16,6 +16,7 @@
 
 #include "client/loop_thread.hpp"
 #include "client/node.hpp"
+#include "client/release_notifier.hpp"
 #include "core/retry.hpp"
 #include "core/validity.hpp"
 
@@ -68,6 +69,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   std::vector<std::unique_ptr<Node>>& nodes() noexcept { return nodes_; }
   uv_loop_s* loop() const noexcept { return loop_.loop(); }
   void track(const std::shared_ptr<Cancellable>& operation);
+  /// The release notifications (subscriber connections open on first use).
+  ReleaseNotifier& notifier();
   void untrack(const Cancellable* operation);
 
   Engine(Options options, std::vector<std::string> node_names, int quorum);
@@ -83,6 +86,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // Loop-thread state.
   bool nodes_closed_ = false;
   std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<net::ConnectionOptions> connection_options_;
+  std::unique_ptr<ReleaseNotifier> notifier_;
   std::unordered_map<const Cancellable*, std::shared_ptr<Cancellable>> waiting_;
   // Declared last so it is destroyed first: its thread must be gone before the state
   // above that the loop's callbacks touch.

@@ -61,19 +61,41 @@ class AcquireOperation final : public Cancellable,
         node_timeout_(engine_->node_timeout(options_.ttl)) {}
 
   void start() {
-    if (options_.wait.count() > 0) {
-      timer_ = Timer::create(engine_->loop());
-      engine_->track(shared_from_this());
-      if (finished_) return;  // the engine was already closing
-    }
-    attempt();
+    if (options_.wait.count() == 0) return attempt();
+    timer_ = Timer::create(engine_->loop());
+    engine_->track(shared_from_this());
+    if (finished_) return;  // the engine was already closing
+    // Subscribed before the first attempt, so a release between a failed attempt and
+    // the wait cannot be missed.
+    std::weak_ptr<AcquireOperation> weak = shared_from_this();
+    watch_id_ = engine_->notifier().watch(
+        key_,
+        [weak] {
+          if (auto self = weak.lock()) self->on_release_announced();
+        },
+        [weak] {
+          if (auto self = weak.lock(); self && !self->finished_ && self->attempts_ == 0) self->attempt();
+        });
   }
 
   void cancel() override { finish(cancelled_error("lock " + quote_key(key_))); }
 
  private:
+  void on_release_announced() {
+    if (finished_) return;
+    if (in_flight_) {
+      released_meanwhile_ = true;
+      return;
+    }
+    if (attempts_ == 0) return;  // the first attempt is about to start anyway
+    timer_->stop();
+    attempt();
+  }
+
   void attempt() {
     ++attempts_;
+    in_flight_ = true;
+    released_meanwhile_ = false;
     auto value = core::new_lock_value();
     run_round(
         *engine_,
@@ -161,8 +183,21 @@ class AcquireOperation final : public Cancellable,
   void attempt_failed(Error error, const std::string& value, const RoundResult& round) {
     release_leftovers(*engine_, key_, value, round, node_timeout_);
     if (!engine_->open()) return finish(cancelled_error("lock " + quote_key(key_)));
+    in_flight_ = false;
     const auto now = Clock::now();
-    const auto next = timer_ ? schedule_.next_attempt(attempts_, now) : std::nullopt;
+    std::optional<Clock::time_point> next;
+    if (timer_) {
+      if (released_meanwhile_) {
+        // A release was announced while this attempt was in flight: try again at once.
+        next = schedule_.next_attempt(attempts_, now, std::chrono::milliseconds(0));
+        if (next) next = now;
+      } else {
+        // Subscribed: sleep until a single holder's key can expire; the release
+        // announcement wakes us sooner. A split vote between contenders gets the
+        // ordinary jittered delay.
+        next = schedule_.next_attempt(attempts_, now, watch_id_ ? round.single_holder_ttl() : std::nullopt);
+      }
+    }
     if (!next) {
       if (attempts_ > 1) {
         error = Error(error.code(),
@@ -180,6 +215,7 @@ class AcquireOperation final : public Cancellable,
   void finish(Result<std::shared_ptr<LockState>> result) {
     if (finished_) return;
     finished_ = true;
+    if (watch_id_) engine_->notifier().unwatch(*watch_id_);
     if (timer_) {
       timer_->close();
       timer_ = nullptr;
@@ -197,7 +233,10 @@ class AcquireOperation final : public Cancellable,
   core::RetrySchedule schedule_;
   milliseconds node_timeout_;
   Timer* timer_ = nullptr;  // only when waiting; owned, closed in finish()
+  std::optional<ReleaseNotifier::WaiterId> watch_id_;
   int attempts_ = 0;
+  bool in_flight_ = false;
+  bool released_meanwhile_ = false;
   bool finished_ = false;
 };
 

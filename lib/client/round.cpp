@@ -77,12 +77,20 @@ core::Vote vote_gone(NodeStatus status) {
   }
 }
 
-std::optional<std::chrono::milliseconds> RoundResult::shortest_holder_ttl() const {
+std::optional<std::chrono::milliseconds> RoundResult::single_holder_ttl() const {
+  const std::string* holder = nullptr;
+  int held = 0;
   std::optional<std::chrono::milliseconds> shortest;
   for (const auto& outcome : outcomes) {
-    if (outcome.status != NodeStatus::held || outcome.remaining_ttl.count() < 0) continue;
-    if (!shortest || outcome.remaining_ttl < *shortest) shortest = outcome.remaining_ttl;
+    if (outcome.status != NodeStatus::held) continue;
+    if (holder != nullptr && outcome.holder != *holder) return std::nullopt;
+    holder = &outcome.holder;
+    ++held;
+    if (outcome.remaining_ttl.count() >= 0 && (!shortest || outcome.remaining_ttl < *shortest)) {
+      shortest = outcome.remaining_ttl;
+    }
   }
+  if (held < quorum) return std::nullopt;
   return shortest;
 }
 

@@ -36,8 +36,9 @@ struct RoundResult {
   bool cancelled = false;
 
   bool reached() const noexcept { return decision == core::Decision::reached; }
-  /// The shortest remaining TTL reported by a node held by another owner, if any.
-  std::optional<std::chrono::milliseconds> shortest_holder_ttl() const;
+  /// When one other owner holds the key on at least a quorum of nodes (a real holder,
+  /// not a split vote between contenders): the shortest remaining TTL among them.
+  std::optional<std::chrono::milliseconds> single_holder_ttl() const;
   /// "2 of 5 nodes granted (quorum 3); <node>: held (ttl 912 ms); <node>: timeout (...)"
   std::string summary(const char* verb) const;
 };

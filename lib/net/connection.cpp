@@ -44,6 +44,14 @@ std::uint64_t to_ms_rounded_up(std::uint64_t ns) {
   return (ns + ns_per_ms - 1) / ns_per_ms;
 }
 
+// A published message arrives unasked on a subscribed connection; every other reply
+// answers a command.
+bool is_pubsub_message(const redisReply* reply) {
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3) return false;
+  const redisReply* kind = reply->element[0];
+  return kind->type == REDIS_REPLY_STRING && std::string_view(kind->str, kind->len) == "message";
+}
+
 std::size_t decimal_digits(std::size_t value) {
   std::size_t digits = 1;
   while (value >= 10) {
@@ -532,6 +540,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
     ++stats_.connects;
     arm_deadline_timer();
     schedule_flush();
+    if (options_.on_ready) options_.on_ready();
   }
 
   // --- failing ----------------------------------------------------------------------
@@ -767,6 +776,10 @@ class ConnectionImpl final : public Connection, private TransportSink {
   void dispatch(const redisReply* reply) {
     if (phase_ == Phase::handshaking) {
       on_handshake_reply(reply);
+      return;
+    }
+    if (options_.on_message && is_pubsub_message(reply)) {
+      options_.on_message(reply);
       return;
     }
     if (written_ == 0) {

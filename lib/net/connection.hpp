@@ -33,6 +33,13 @@ struct ConnectionOptions {
   std::chrono::milliseconds reconnect_max{1000};
   std::size_t max_pending = 4096;  ///< queued + in flight; beyond it commands fail (overloaded)
   TlsOptions tls;                  ///< used for Scheme::rediss
+  /// Subscriber connections only: receives each pub/sub "message" push (an array
+  /// ["message", channel, payload]) instead of matching it to a command. Must not close
+  /// the connection.
+  std::function<void(const redisReply* message)> on_message;
+  /// Runs each time the connection becomes ready (after AUTH/SELECT), so a subscriber
+  /// can renew its subscriptions after a reconnect. May submit commands.
+  std::function<void()> on_ready;
 };
 
 /// What a command's callback receives. Valid only during the callback.

@@ -326,6 +326,65 @@ TEST_F(ClientTest, LockWaitsForTheHolderAndRetriesUntilTheDeadline) {
   EXPECT_THAT(busy.error().message(), HasSubstr("attempts in"));
 }
 
+TEST_F(ClientTest, WaiterIsWokenByTheReleaseNotPolling) {
+  // Polling could not find the release sooner than retry_delay - jitter = 4 s; the
+  // announcement on "<key>:released" wakes the waiter at once.
+  auto slow_polling = options();
+  slow_polling.retry_delay = 5s;
+  slow_polling.retry_jitter = 1s;
+  auto holder_client = Client::create(options());
+  auto waiter_client = Client::create(slow_polling);
+  auto holder = holder_client->try_lock("orders:19", 30s);
+  ASSERT_TRUE(holder);
+  auto waiter = std::async(std::launch::async, [&] {
+    auto lock = waiter_client->lock("orders:19", {.ttl = 10s, .wait = 20s});
+    return std::make_pair(lock.code(), Clock::now());
+  });
+  std::this_thread::sleep_for(300ms);
+  const auto released_at = Clock::now();
+  ASSERT_TRUE(holder->unlock());
+  auto [code, acquired_at] = waiter.get();
+  ASSERT_EQ(code, std::error_code());
+  const auto handoff = std::chrono::duration_cast<std::chrono::milliseconds>(acquired_at - released_at);
+  std::printf("handoff after release: %lld ms\n", static_cast<long long>(handoff.count()));
+  EXPECT_LT(handoff, 3s) << "the waiter polled instead of being notified";
+}
+
+TEST_F(ClientTest, WatchdogKeepsAShortLockAndStopsAtUnlock) {
+  auto client = Client::create(options());
+  auto other = Client::create(options());
+  auto lock = client->lock("orders:20", {.ttl = 600ms, .auto_extend = true});
+  ASSERT_TRUE(lock);
+  for (int i = 0; i < 6; ++i) {
+    std::this_thread::sleep_for(300ms);
+    ASSERT_FALSE(other->try_lock("orders:20", 10s)) << "taken over after " << (i + 1) * 300 << " ms";
+    EXPECT_GT(lock->validity(), 0ms);
+    EXPECT_FALSE(lock->lost());
+  }
+  ASSERT_TRUE(lock->unlock());
+  EXPECT_TRUE(other->try_lock("orders:20", 10s));
+}
+
+TEST_F(ClientTest, WatchdogReportsALostLockBeforeItsValidityEnds) {
+  auto client = Client::create(options());
+  std::promise<std::pair<std::error_code, Clock::time_point>> lost;
+  auto lock = client->lock("orders:21", {.ttl = 1500ms, .auto_extend = true, .extend_every = 200ms,
+                                         .on_lost = [&](const Error& error) {
+                                           lost.set_value({error.code(), Clock::now()});
+                                         }});
+  ASSERT_TRUE(lock);
+  std::this_thread::sleep_for(50ms);
+  // Another process (an operator, a bug) deletes the lock on three nodes.
+  for (std::size_t i : {0u, 2u, 4u}) cluster()[i].command({"DEL", "orders:21"});
+  auto future = lost.get_future();
+  ASSERT_EQ(future.wait_for(3s), std::future_status::ready) << "the loss went unnoticed";
+  auto [code, when] = future.get();
+  EXPECT_EQ(code, make_error_code(errc::lock_lost));
+  EXPECT_TRUE(lock->lost());
+  EXPECT_EQ(lock->validity(), 0ms);
+  EXPECT_LT(when, lock->valid_until()) << "reported after the validity had already ended";
+}
+
 TEST_F(ClientTest, StatusShowsTheHolderPerNode) {
   auto client = Client::create(options());
   auto lock = client->try_lock("orders:14", 10s);

@@ -1,0 +1,140 @@
+#include "client/release_notifier.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <array>
+
+#include "scripts/lock_scripts.hpp"
+
+namespace redlock::detail {
+
+ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOptions> nodes, int quorum,
+                                 std::chrono::milliseconds command_timeout)
+    : loop_(loop),
+      node_options_(std::move(nodes)),
+      quorum_(quorum),
+      command_timeout_(command_timeout),
+      self_(std::make_shared<ReleaseNotifier*>(this)) {}
+
+ReleaseNotifier::~ReleaseNotifier() { close(); }
+
+void ReleaseNotifier::connect() {
+  if (!subscribers_.empty() || closed_) return;
+  std::weak_ptr<ReleaseNotifier*> weak = self_;
+  for (std::size_t node = 0; node < node_options_.size(); ++node) {
+    auto options = node_options_[node];
+    options.on_message = [weak](const redisReply* message) {
+      if (auto self = weak.lock()) (*self)->on_message(message);
+    };
+    // After a reconnect the server has forgotten our subscriptions: renew them.
+    options.on_ready = [weak, node] {
+      auto self = weak.lock();
+      if (!self) return;
+      for (const auto& [name, channel] : (*self)->channels_) {
+        if (!channel.waiters.empty()) (*self)->subscribe(node, name, false);
+      }
+    };
+    subscribers_.emplace_back(net::Connection::create(loop_, std::move(options)));
+  }
+}
+
+ReleaseNotifier::WaiterId ReleaseNotifier::watch(const std::string& key, std::function<void()> on_release,
+                                                 std::function<void()> ready) {
+  const WaiterId id = next_id_++;
+  if (closed_) {
+    ready();
+    return id;
+  }
+  connect();
+  const std::string name = key + scripts::released_suffix;
+  auto [it, created] = channels_.try_emplace(name);
+  Channel& channel = it->second;
+  channel.waiters.emplace(id, std::move(on_release));
+  waiter_channels_.emplace(id, name);
+  if (created) {
+    channel.waiting_for_ready.push_back(std::move(ready));
+    for (std::size_t node = 0; node < subscribers_.size(); ++node) subscribe(node, name, true);
+  } else if (channel.ready) {
+    ready();
+  } else {
+    channel.waiting_for_ready.push_back(std::move(ready));
+  }
+  return id;
+}
+
+void ReleaseNotifier::subscribe(std::size_t node, const std::string& name, bool count_for_ready) {
+  const std::array<std::string_view, 2> argv{"SUBSCRIBE", name};
+  std::weak_ptr<ReleaseNotifier*> weak = self_;
+  subscribers_[node]->command(argv, command_timeout_, [weak, name, count_for_ready](const net::ReplyView& view) {
+    if (!count_for_ready) return;
+    auto self = weak.lock();
+    if (!self) return;
+    auto it = (*self)->channels_.find(name);
+    if (it == (*self)->channels_.end()) return;
+    if (view.error) {
+      ++it->second.failed;
+    } else {
+      ++it->second.confirmed;
+    }
+    (*self)->settle(it->second);
+  });
+}
+
+void ReleaseNotifier::settle(Channel& channel) {
+  if (channel.ready) return;
+  const int nodes = static_cast<int>(subscribers_.size());
+  const int pending = nodes - channel.confirmed - channel.failed;
+  if (channel.confirmed < quorum_ && channel.confirmed + pending >= quorum_) return;
+  channel.ready = true;
+  auto callbacks = std::move(channel.waiting_for_ready);
+  channel.waiting_for_ready.clear();
+  // `channel` may be erased by a callback (a waiter that finishes at once).
+  for (auto& callback : callbacks) callback();
+}
+
+void ReleaseNotifier::unwatch(WaiterId id) {
+  auto found = waiter_channels_.find(id);
+  if (found == waiter_channels_.end()) return;
+  const std::string name = std::move(found->second);
+  waiter_channels_.erase(found);
+  auto it = channels_.find(name);
+  if (it == channels_.end()) return;
+  it->second.waiters.erase(id);
+  if (!it->second.waiters.empty() || !it->second.waiting_for_ready.empty()) return;
+  channels_.erase(it);
+  if (closed_) return;
+  const std::array<std::string_view, 2> argv{"UNSUBSCRIBE", name};
+  for (auto& subscriber : subscribers_) subscriber->command(argv, command_timeout_, [](const net::ReplyView&) {});
+}
+
+void ReleaseNotifier::on_message(const redisReply* message) {
+  const redisReply* channel_name = message->element[1];
+  if (channel_name->type != REDIS_REPLY_STRING) return;
+  auto it = channels_.find(std::string(channel_name->str, channel_name->len));
+  if (it == channels_.end()) return;
+  const redisReply* payload = message->element[2];
+  if (payload->type == REDIS_REPLY_STRING) {
+    std::string released(payload->str, payload->len);
+    if (released == it->second.last_released) return;
+    it->second.last_released = std::move(released);
+  }
+  // Copied: a waiter woken here may unwatch (and erase the channel).
+  std::vector<std::function<void()>> waiters;
+  waiters.reserve(it->second.waiters.size());
+  for (const auto& [id, callback] : it->second.waiters) waiters.push_back(callback);
+  for (auto& callback : waiters) callback();
+}
+
+void ReleaseNotifier::close() {
+  if (closed_) return;
+  closed_ = true;
+  self_.reset();
+  subscribers_.clear();  // each ConnectionPtr closes its connection
+  auto channels = std::move(channels_);
+  channels_.clear();
+  for (auto& [name, channel] : channels) {
+    for (auto& callback : channel.waiting_for_ready) callback();
+  }
+}
+
+}  // namespace redlock::detail
