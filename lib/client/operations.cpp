@@ -2,6 +2,7 @@
 
 #include "client/engine.hpp"
 #include "client/round.hpp"
+#include "client/test_hooks.hpp"
 #include "client/timer.hpp"
 #include "client/watchdog.hpp"
 #include "core/lock_value.hpp"
@@ -24,6 +25,8 @@ std::string quote_key(std::string_view key) {
 Error cancelled_error(std::string_view what) {
   return Error(make_error_code(errc::cancelled), std::string(what) + ": the client closed");
 }
+
+std::atomic<bool> test_hooks::skip_fencing_write_back{false};
 
 namespace {
 
@@ -118,7 +121,13 @@ class AcquireOperation final : public Cancellable,
       return attempt_failed(Error(make_error_code(code), std::move(message), round.outcomes),
                             value, round);
     }
-    if (options_.fencing) return write_back_token(std::move(round), std::move(value));
+    if (options_.fencing && !test_hooks::skip_fencing_write_back) {
+      return write_back_token(std::move(round), std::move(value));
+    }
+    if (options_.fencing) {
+      const auto token = round.max_token;
+      return succeed(std::move(round), std::move(value), token);
+    }
     succeed(std::move(round), std::move(value), std::nullopt);
   }
 
