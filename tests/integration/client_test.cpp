@@ -12,55 +12,17 @@
 #include <future>
 #include <thread>
 
-#include "support/redis_server.hpp"
+#include "support/lock_nodes_fixture.hpp"
 
 namespace redlock {
 namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
-using test::RedisCluster;
-using test::RedisServer;
 using Clock = std::chrono::steady_clock;
 
-class ClientTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    cluster_ = new RedisCluster(5);
-    storage_ = new RedisServer();
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    delete storage_;
-  }
-  void SetUp() override {
-    cluster_->resume_all_and_restart_dead();
-    cluster_->flushall();
-    storage_->command({"FLUSHALL"});
-  }
-  void TearDown() override { cluster_->resume_all_and_restart_dead(); }
-
-  static Options options(std::chrono::milliseconds node_timeout = 0ms) {
-    Options options;
-    options.nodes = cluster_->urls();
-    options.node_timeout = node_timeout;
-    options.reconnect_min = 5ms;
-    options.reconnect_max = 50ms;
-    return options;
-  }
-
-  static std::string get(std::size_t node, const std::string& key) {
-    auto reply = (*cluster_)[node].command({"GET", key});
-    return reply.is_nil() ? "(nil)" : reply.str;
-  }
-
-  static RedisCluster& cluster() { return *cluster_; }
-  static RedisServer& storage() { return *storage_; }
-
- private:
-  static inline RedisCluster* cluster_ = nullptr;
-  static inline RedisServer* storage_ = nullptr;
-};
+// The fixture's five lock nodes and storage Redis, shared by the suite.
+class ClientTest : public test::LockNodesTest {};
 
 long long elapsed_ms(Clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since).count();

@@ -11,50 +11,25 @@
 #include <thread>
 
 #include "client/test_hooks.hpp"
-#include "support/redis_server.hpp"
+#include "support/lock_nodes_fixture.hpp"
 
 namespace redlock {
 namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
-using test::RedisCluster;
-using test::RedisServer;
 
-class FencingTest : public ::testing::Test {
+class FencingTest : public test::LockNodesTest {
  protected:
-  static void SetUpTestSuite() {
-    cluster_ = new RedisCluster(5);
-    storage_ = new RedisServer();
-  }
-  static void TearDownTestSuite() {
-    delete cluster_;
-    delete storage_;
-  }
-  void SetUp() override {
-    cluster_->resume_all_and_restart_dead();
-    cluster_->flushall();
-    storage_->command({"FLUSHALL"});
-  }
   void TearDown() override {
     detail::test_hooks::skip_fencing_write_back = false;
-    cluster_->resume_all_and_restart_dead();
+    LockNodesTest::TearDown();
   }
 
-  static Options options() {
-    Options options;
-    options.nodes = cluster_->urls();
-    options.node_timeout = 200ms;
-    options.reconnect_min = 5ms;
-    options.reconnect_max = 50ms;
-    return options;
-  }
-
-  static RedisCluster& cluster() { return *cluster_; }
-  static RedisServer& storage() { return *storage_; }
+  static Options options() { return LockNodesTest::options(std::chrono::milliseconds(200)); }
 
   static long long counter(std::size_t node, const std::string& key) {
-    auto reply = (*cluster_)[node].command({"GET", key + ":fence"});
+    auto reply = cluster()[node].command({"GET", key + ":fence"});
     return reply.is_nil() ? 0 : std::stoll(reply.str);
   }
 
@@ -99,9 +74,6 @@ class FencingTest : public ::testing::Test {
     return {token_a, token_b};
   }
 
- private:
-  static inline RedisCluster* cluster_ = nullptr;
-  static inline RedisServer* storage_ = nullptr;
 };
 
 TEST_F(FencingTest, ThousandSequentialHoldersFromThreeClientsGetStrictlyIncreasingTokens) {

@@ -1,0 +1,61 @@
+#pragma once
+// A GoogleTest fixture for client-level tests: five real lock nodes and a sixth Redis
+// as the application's storage, started once per test suite. Each test starts with
+// every node running and empty, and leaves none stopped.
+
+#include <gtest/gtest.h>
+
+#include <redlock/options.hpp>
+
+#include <chrono>
+#include <string>
+
+#include "support/redis_server.hpp"
+
+namespace redlock::test {
+
+class LockNodesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cluster_ = new RedisCluster(5);
+    storage_ = new RedisServer();
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    delete storage_;
+    cluster_ = nullptr;
+    storage_ = nullptr;
+  }
+  void SetUp() override {
+    cluster_->resume_all_and_restart_dead();
+    cluster_->flushall();
+    storage_->command({"FLUSHALL"});
+  }
+  void TearDown() override { cluster_->resume_all_and_restart_dead(); }
+
+  /// Client options for the five nodes; reconnects kept short so a restarted node is
+  /// back in the quorum within a few milliseconds.
+  static Options options(std::chrono::milliseconds node_timeout = std::chrono::milliseconds(0)) {
+    Options options;
+    options.nodes = cluster_->urls();
+    options.node_timeout = node_timeout;
+    options.reconnect_min = std::chrono::milliseconds(5);
+    options.reconnect_max = std::chrono::milliseconds(50);
+    return options;
+  }
+
+  /// The value of `key` on lock node `node`, or "(nil)".
+  static std::string get(std::size_t node, const std::string& key) {
+    auto reply = (*cluster_)[node].command({"GET", key});
+    return reply.is_nil() ? "(nil)" : reply.str;
+  }
+
+  static RedisCluster& cluster() { return *cluster_; }
+  static RedisServer& storage() { return *storage_; }
+
+ private:
+  static inline RedisCluster* cluster_ = nullptr;
+  static inline RedisServer* storage_ = nullptr;
+};
+
+}  // namespace redlock::test
