@@ -35,8 +35,9 @@ LoopThread::LoopThread(uv_loop_s* external) : shared_(std::make_shared<Shared>()
     loop_ = shared_->own_loop.get();
     own_loop_ = true;
   } else {
+    // The caller's loop thread is known once the loop runs our first task (drain);
+    // the thread that constructs us need not be the one that runs the loop.
     loop_ = external;
-    shared_->loop_thread_id = std::this_thread::get_id();
   }
   shared_->wakeup.data = shared_.get();
   if (int status = uv_async_init(loop_, &shared_->wakeup, &LoopThread::drain); status < 0) {

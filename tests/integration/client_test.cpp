@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <redlock/redlock.hpp>
+#include <uv.h>
 
 #include <atomic>
 #include <chrono>
@@ -403,6 +404,26 @@ TEST_F(ClientTest, SynchronousCallOnTheLoopThreadIsRefusedNotDeadlocked) {
   auto future = inner.get_future();
   ASSERT_EQ(future.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(future.get(), make_error_code(errc::invalid_argument));
+}
+
+TEST_F(ClientTest, RunsOnTheCallersLoop) {
+  uv_loop_t loop;
+  ASSERT_EQ(uv_loop_init(&loop), 0);
+  auto client_options = options();
+  client_options.loop = &loop;
+  auto client = Client::create(client_options);  // before the loop runs, as documented
+  std::thread runner([&] { uv_run(&loop, UV_RUN_DEFAULT); });
+  {
+    auto lock = client->try_lock("orders:22", 10s);
+    ASSERT_TRUE(lock) << lock.error().message();
+    std::promise<std::error_code> async_done;
+    client->lock_async("orders:23", {.ttl = 10s}, [&](Result<Lock> result) { async_done.set_value(result.code()); });
+    EXPECT_EQ(async_done.get_future().get(), std::error_code());
+    EXPECT_TRUE(lock->unlock());
+  }
+  client->close();
+  runner.join();  // close() left no handle behind: the caller's loop ends by itself
+  EXPECT_EQ(uv_loop_close(&loop), 0);
 }
 
 TEST_F(ClientTest, BadInputIsAClearErrorAndSendsNothing) {
