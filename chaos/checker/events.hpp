@@ -1,0 +1,62 @@
+#pragma once
+// The records chaos workers write and the safety checker reads: one JSON object per line,
+// from many processes, all timestamps on CLOCK_MONOTONIC in nanoseconds (every process
+// runs on one machine, so they share that clock; std::chrono::steady_clock is it on Linux).
+// chaos/checker/README.md has the schema with examples.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+
+namespace redlock::chaos {
+
+/// {"type":"hold","key":K,"client":C,"value":V,"start_ns":S,"end_ns":E,"token":T}
+/// The time a holder may act as the owner of `key`: start_ns is when the acquisition
+/// returned success (not when it began: a lock becomes exclusive only once the quorum
+/// granted it); end_ns is the earlier of start_ns + validity and the moment the holder
+/// began releasing it or gave up (stopped relying on it). Records with the same key and
+/// value are segments of one lock (an extension may be logged as a new segment) and never
+/// conflict with each other. `token` (fencing token) and `value` are optional.
+struct HoldEvent {
+  std::string key;
+  std::string client;
+  std::string value;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::optional<std::uint64_t> token;
+};
+
+/// {"type":"write","key":K,"client":C,"token":T,"accepted":B,"stale":B,"start_ns":S,"end_ns":E}
+/// One fenced write of `key`'s resource with fencing token `token`, sent at start_ns and
+/// answered at end_ns. accepted: the store applied it. stale: the store refused it
+/// because a higher token was already recorded (errc::stale_token); a write neither
+/// accepted nor stale failed for another reason (timeout, connection). "at_ns" may stand
+/// for both start_ns and end_ns.
+struct WriteEvent {
+  std::string key;
+  std::string client;
+  std::uint64_t token = 0;
+  bool accepted = false;
+  bool stale = false;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+enum class AttemptResult { acquired, conflict, error };
+
+/// {"type":"attempt","key":K,"client":C,"result":"acquired|conflict|error","code":X,"at_ns":T}
+/// The outcome of one lock() call (all its retries): acquired, refused because someone
+/// else holds the lock, or an error (`code` says which, e.g. "quorum_unreachable"). Only
+/// `result` is required.
+struct AttemptEvent {
+  std::string key;
+  std::string client;
+  AttemptResult result = AttemptResult::error;
+  std::string code;
+  std::int64_t at_ns = 0;
+};
+
+using Event = std::variant<HoldEvent, WriteEvent, AttemptEvent>;
+
+}  // namespace redlock::chaos

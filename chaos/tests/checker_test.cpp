@@ -1,0 +1,268 @@
+// The safety checker on hand-made histories: it must find each kind of finding, count
+// them exactly, and stay silent on a clean history.
+
+#include <gtest/gtest.h>
+
+#include "checker/event_json.hpp"
+#include "checker/report_json.hpp"
+#include "checker/safety_checker.hpp"
+
+namespace redlock::chaos {
+namespace {
+
+HoldEvent hold(std::string key, std::string value, std::int64_t start, std::int64_t end,
+               std::optional<std::uint64_t> token = std::nullopt, std::string client = "c") {
+  return HoldEvent{std::move(key), std::move(client), std::move(value), start, end, token};
+}
+
+WriteEvent write(std::string key, std::uint64_t token, bool accepted, std::int64_t start,
+                 std::int64_t end, bool stale = false) {
+  return WriteEvent{std::move(key), "c", token, accepted, stale, start, end};
+}
+
+SafetyReport check(const std::vector<Event>& events) {
+  SafetyChecker checker;
+  for (const auto& e : events) checker.add(e);
+  return checker.report();
+}
+
+TEST(SafetyChecker, CleanHistoryHasNoFindings) {
+  SafetyChecker checker;
+  // Ten clients take turns on two keys; each lock ends exactly when the next starts.
+  std::uint64_t token = 0;
+  for (int i = 0; i < 100; ++i) {
+    const std::string client = "client-" + std::to_string(i % 10);
+    for (const std::string key : {"a", "b"}) {
+      checker.add(hold(key, key + std::to_string(i), i * 100, (i + 1) * 100, ++token, client));
+      checker.add(write(key, token, true, i * 100 + 10, i * 100 + 20));
+      checker.add(AttemptEvent{key, client, AttemptResult::acquired, "", i * 100});
+    }
+    checker.add(AttemptEvent{"a", client, AttemptResult::conflict, "", i * 100 + 50});
+  }
+  checker.add(AttemptEvent{"a", "x", AttemptResult::error, "quorum_unreachable", 1});
+  checker.add(AttemptEvent{"a", "x", AttemptResult::error, "quorum_unreachable", 2});
+  checker.add(write("a", 1, false, 50'000, 50'001, /*stale=*/true));
+  checker.add(write("a", 500, false, 50'000, 50'001));
+
+  const SafetyReport r = checker.report();
+  EXPECT_TRUE(r.safe());
+  EXPECT_EQ(r.violations, 0u);
+  EXPECT_EQ(r.token_regressions, 0u);
+  EXPECT_EQ(r.stale_writes_accepted, 0u);
+  EXPECT_EQ(r.stale_writes_rejected, 1u);
+  EXPECT_EQ(r.writes_failed, 1u);
+  EXPECT_EQ(r.writes_accepted, 200u);
+  EXPECT_EQ(r.holds, 200u);
+  EXPECT_EQ(r.locks, 200u);
+  EXPECT_EQ(r.acquisitions, 200u);
+  EXPECT_EQ(r.conflicts, 100u);
+  EXPECT_EQ(r.errors, 2u);
+  EXPECT_EQ(r.error_codes.at("quorum_unreachable"), 2u);
+}
+
+TEST(SafetyChecker, EmptyHistory) {
+  const SafetyReport r = SafetyChecker().report();
+  EXPECT_TRUE(r.safe());
+  EXPECT_EQ(r.holds, 0u);
+}
+
+TEST(SafetyChecker, CatchesAnOverlapOfOneNanosecond) {
+  const SafetyReport r =
+      check({hold("k", "v1", 0, 1000, 1, "p1"), hold("k", "v2", 999, 2000, 2, "p2")});
+  EXPECT_FALSE(r.safe());
+  EXPECT_EQ(r.violations, 1u);
+  ASSERT_EQ(r.overlap_examples.size(), 1u);
+  EXPECT_EQ(r.overlap_examples[0].first.client, "p1");
+  EXPECT_EQ(r.overlap_examples[0].second.client, "p2");
+  EXPECT_EQ(r.token_regressions, 0u);
+}
+
+TEST(SafetyChecker, TouchingIntervalsAreNotOverlaps) {
+  EXPECT_EQ(check({hold("k", "v1", 0, 1000), hold("k", "v2", 1000, 2000)}).violations, 0u);
+  // In any record order.
+  EXPECT_EQ(check({hold("k", "v2", 1000, 2000), hold("k", "v1", 0, 1000)}).violations, 0u);
+}
+
+TEST(SafetyChecker, ContainedAndIdenticalIntervalsOverlap) {
+  EXPECT_EQ(check({hold("k", "outer", 0, 1000), hold("k", "inner", 100, 200)}).violations, 1u);
+  EXPECT_EQ(check({hold("k", "v1", 0, 1000), hold("k", "v2", 0, 1000)}).violations, 1u);
+}
+
+TEST(SafetyChecker, DifferentKeysNeverConflict) {
+  EXPECT_EQ(check({hold("a", "v1", 0, 1000, 5), hold("b", "v2", 0, 1000, 1)}).violations, 0u);
+  EXPECT_EQ(check({hold("a", "v1", 0, 1000, 5), hold("b", "v2", 0, 1000, 1)}).token_regressions,
+            0u);
+}
+
+TEST(SafetyChecker, CountsEveryOverlappingPair) {
+  // Three mutually overlapping locks: three pairs; a fourth overlapping only the last.
+  const SafetyReport r = check({hold("k", "a", 0, 100), hold("k", "b", 10, 110),
+                                hold("k", "c", 20, 120), hold("k", "d", 115, 200)});
+  EXPECT_EQ(r.violations, 4u);
+}
+
+TEST(SafetyChecker, ManyClientsInTurnAndOneIntruder) {
+  std::vector<Event> events;
+  for (int i = 0; i < 5000; ++i) {
+    events.push_back(hold("k", "v" + std::to_string(i), i * 10, i * 10 + 10,
+                          static_cast<std::uint64_t>(i + 1), "client-" + std::to_string(i % 64)));
+  }
+  EXPECT_TRUE(check(events).safe());
+  // An ex-holder that believes it still holds the lock long after its turn.
+  // An ex-holder (token 2000, from its turn at 19990) that wakes up believing it still
+  // holds the lock: it overlaps the holds starting at 25000, 25010, 25020 and 25030, and
+  // its token is below every token issued since.
+  events.push_back(hold("k", "intruder", 25'000, 25'035, 2'000, "paused"));
+  const SafetyReport r = check(events);
+  EXPECT_EQ(r.violations, 4u);
+  EXPECT_EQ(r.token_regressions, 1u);
+  EXPECT_EQ(r.overlap_examples.size(), 4u);
+}
+
+TEST(SafetyChecker, SegmentsOfOneLockAreOneLock) {
+  // An extended lock logged as two overlapping segments is no violation...
+  EXPECT_EQ(check({hold("k", "v", 0, 100, 7), hold("k", "v", 90, 200, 7)}).violations, 0u);
+  EXPECT_EQ(check({hold("k", "v", 0, 100, 7), hold("k", "v", 90, 200, 7)}).locks, 1u);
+  // ... but the merged lock conflicts with another one inside its extension.
+  const SafetyReport r =
+      check({hold("k", "v", 0, 100, 7), hold("k", "w", 150, 160, 8), hold("k", "v", 90, 200, 7)});
+  EXPECT_EQ(r.violations, 1u);
+  EXPECT_EQ(r.holds, 3u);
+  EXPECT_EQ(r.locks, 2u);
+}
+
+TEST(SafetyChecker, HoldsWithoutValueAreDistinctLocks) {
+  EXPECT_EQ(check({hold("k", "", 0, 100), hold("k", "", 50, 150)}).violations, 1u);
+}
+
+TEST(SafetyChecker, EmptyHoldsNeverOverlap) {
+  const SafetyReport r = check({hold("k", "v1", 0, 100, 1), hold("k", "v2", 50, 50, 2),
+                                hold("k", "v3", 60, 40, 3), hold("k", "v4", 100, 200, 4)});
+  EXPECT_EQ(r.violations, 0u);
+  EXPECT_EQ(r.empty_holds, 2u);
+  EXPECT_EQ(r.token_regressions, 0u);
+}
+
+TEST(SafetyChecker, CatchesATokenRegression) {
+  const SafetyReport r = check({hold("k", "v1", 0, 100, 5), hold("k", "v2", 200, 300, 3)});
+  EXPECT_EQ(r.violations, 0u);
+  EXPECT_EQ(r.token_regressions, 1u);
+  ASSERT_EQ(r.regression_examples.size(), 1u);
+  EXPECT_EQ(*r.regression_examples[0].earlier.token, 5u);
+  EXPECT_EQ(*r.regression_examples[0].later.token, 3u);
+  EXPECT_FALSE(r.safe());
+}
+
+TEST(SafetyChecker, EqualTokensAreARegression) {
+  EXPECT_EQ(check({hold("k", "v1", 0, 100, 5), hold("k", "v2", 200, 300, 5)}).token_regressions,
+            1u);
+}
+
+TEST(SafetyChecker, TokensCompareWithTheHighestSoFar) {
+  // 5, 3, 4, 6: both 3 and 4 are below 5.
+  const SafetyReport r = check({hold("k", "a", 0, 10, 5), hold("k", "b", 10, 20, 3),
+                                hold("k", "c", 20, 30, 4), hold("k", "d", 30, 40, 6)});
+  EXPECT_EQ(r.token_regressions, 2u);
+}
+
+TEST(SafetyChecker, LocksWithoutTokensAreLeftOutOfTheTokenOrder) {
+  EXPECT_EQ(check({hold("k", "a", 0, 10, 5), hold("k", "b", 10, 20), hold("k", "c", 20, 30, 6)})
+                .token_regressions,
+            0u);
+}
+
+TEST(SafetyChecker, CatchesAStaleWriteAccepted) {
+  const SafetyReport r = check({write("k", 7, true, 0, 10), write("k", 5, true, 20, 30)});
+  EXPECT_EQ(r.stale_writes_accepted, 1u);
+  ASSERT_EQ(r.stale_write_examples.size(), 1u);
+  EXPECT_EQ(r.stale_write_examples[0].newer.token, 7u);
+  EXPECT_EQ(r.stale_write_examples[0].stale.token, 5u);
+  EXPECT_FALSE(r.safe());
+}
+
+TEST(SafetyChecker, StaleWritesAreJudgedConservatively) {
+  // Overlapping in time: the store may have applied 5 before 7.
+  EXPECT_EQ(check({write("k", 7, true, 0, 10), write("k", 5, true, 5, 30)}).stale_writes_accepted,
+            0u);
+  // Answered exactly when the other was sent: still ambiguous.
+  EXPECT_EQ(check({write("k", 7, true, 0, 10), write("k", 5, true, 10, 30)}).stale_writes_accepted,
+            0u);
+  // The same token again is allowed (>=), and so is a lower token on another key.
+  EXPECT_EQ(check({write("k", 7, true, 0, 10), write("k", 7, true, 20, 30),
+                   write("other", 1, true, 40, 50)})
+                .stale_writes_accepted,
+            0u);
+  // A rejected higher write sets no bar.
+  EXPECT_EQ(
+      check({write("k", 9, false, 0, 10, true), write("k", 5, true, 20, 30)}).stale_writes_accepted,
+      0u);
+}
+
+TEST(SafetyChecker, StaleWritesCountAgainstTheHighestAcceptedBefore) {
+  const SafetyReport r = check({write("k", 3, true, 0, 1), write("k", 9, true, 2, 3),
+                                write("k", 4, true, 5, 6), write("k", 8, true, 7, 8),
+                                write("k", 10, true, 9, 10), write("k", 9, false, 11, 12, true)});
+  EXPECT_EQ(r.stale_writes_accepted, 2u);  // 4 and 8, after 9
+  EXPECT_EQ(r.stale_writes_rejected, 1u);
+  EXPECT_EQ(r.writes_accepted, 5u);
+}
+
+TEST(EventJson, RoundTripsEveryRecord) {
+  const std::vector<Event> events = {hold("k", "v", 1, 2, 3, "p1"),
+                                     hold("k", "v", -5, 2),
+                                     write("k", 4, true, 10, 20),
+                                     write("k", 4, false, 10, 20, true),
+                                     AttemptEvent{"k", "p", AttemptResult::conflict, "", 7},
+                                     AttemptEvent{"k", "p", AttemptResult::error, "timeout", 8}};
+  SafetyChecker direct, parsed;
+  for (const Event& e : events) {
+    const std::string line = to_json_line(e);
+    const ParsedLine back = parse_event_line(line);
+    ASSERT_TRUE(std::holds_alternative<Event>(back)) << line;
+    EXPECT_EQ(to_json_line(std::get<Event>(back)), line);
+    direct.add(e);
+    parsed.add_line(line);
+  }
+  EXPECT_EQ(to_json(direct.report()), to_json(parsed.report()));
+}
+
+TEST(EventJson, MalformedAndForeignLinesAreCountedNotFatal) {
+  SafetyChecker checker;
+  checker.add_line(R"({"type":"hold","key":"k","client":"c","start_ns":0,"end_ns":10})");
+  checker.add_line(
+      R"({"type":"hold","key":"k","client":"c","start_ns":5,"end)");  // killed mid-line
+  checker.add_line(R"({"type":"hold","key":"k","start_ns":"soon","end_ns":10})");
+  checker.add_line(R"({"type":"write","key":"k","accepted":true,"at_ns":3})");  // no token
+  checker.add_line(R"({"type":"attempt","result":"maybe"})");
+  checker.add_line(R"([1,2,3])");
+  checker.add_line(R"({"key":"k"})");
+  checker.add_line(R"({"type":"fault","what":"partition node 2","at_ns":4})");
+  checker.add_line("");
+  checker.add_line(
+      R"({"type":"write","key":"k","token":2,"accepted":false,"stale":true,"at_ns":3})");
+  checker.add_line(R"({"type":"attempt","result":"error","code":7})");
+  const SafetyReport r = checker.report();
+  EXPECT_EQ(r.holds, 1u);
+  EXPECT_EQ(r.malformed_lines, 6u);
+  EXPECT_EQ(r.malformed_examples.size(), 6u);
+  EXPECT_EQ(r.ignored_records, 1u);
+  EXPECT_EQ(r.stale_writes_rejected, 1u);
+  EXPECT_EQ(r.error_codes.at("7"), 1u);
+}
+
+TEST(ReportJson, CarriesTheScenarioCounters) {
+  const auto json = to_json(check({hold("k", "v1", 0, 100, 2), hold("k", "v2", 50, 150, 1),
+                                   write("k", 7, true, 0, 10), write("k", 5, true, 20, 30)}));
+  for (const char* name : {"acquisitions", "conflicts", "errors", "violations", "token_regressions",
+                           "stale_writes_accepted", "stale_writes_rejected"}) {
+    EXPECT_TRUE(json.contains(name)) << name;
+  }
+  EXPECT_EQ(json["violations"], 1);
+  EXPECT_EQ(json["token_regressions"], 1);
+  EXPECT_EQ(json["stale_writes_accepted"], 1);
+  EXPECT_EQ(json["safe"], false);
+  EXPECT_EQ(json["examples"]["violations"][0]["overlap_ns"], 50);
+}
+
+}  // namespace
+}  // namespace redlock::chaos
