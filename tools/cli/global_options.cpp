@@ -1,0 +1,112 @@
+#include "global_options.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "duration.hpp"
+#include "exit_codes.hpp"
+
+namespace redlock::cli {
+
+namespace {
+
+constexpr const char* group = "Global options (before or after the subcommand)";
+
+std::vector<std::string> split_urls(const std::string& text) {
+  std::vector<std::string> urls;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    auto url = text.substr(start, end - start);
+    // Tolerate the spaces of "a, b" and a trailing comma; the library judges the rest.
+    const auto first = url.find_first_not_of(" \t");
+    const auto last = url.find_last_not_of(" \t");
+    if (first != std::string::npos) urls.push_back(url.substr(first, last - first + 1));
+    start = end + 1;
+  }
+  return urls;
+}
+
+}  // namespace
+
+CLI::Validator duration_check() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          (void)parse_duration(text);
+          return {};
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+      },
+      "");
+}
+
+std::chrono::milliseconds GlobalOptions::ttl_ms() const {
+  return parse_duration(ttl);
+}
+
+std::shared_ptr<Client> GlobalOptions::make_client() const {
+  std::string list = nodes;
+  if (list.empty()) {
+    if (const char* env = std::getenv("REDLOCK_NODES")) list = env;
+  }
+  Options options;
+  options.nodes = split_urls(list);
+  if (options.nodes.empty()) {
+    throw UsageError("no nodes: pass --nodes redis://HOST:PORT,... or set REDLOCK_NODES");
+  }
+  options.quorum = quorum;
+  if (!node_timeout.empty()) options.node_timeout = parse_duration(node_timeout);
+  options.tls.ca_file = tls_ca;
+  options.tls.cert_file = tls_cert;
+  options.tls.key_file = tls_key;
+  options.tls.server_name = tls_server_name;
+  options.tls.insecure_skip_verify = tls_insecure;
+  try {
+    return Client::create(std::move(options));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void add_global_options(CLI::App& app, GlobalOptions& options) {
+  app.add_option("--nodes", options.nodes,
+                 "Redis masters, comma-separated: redis://[user:pass@]host:port[/db], "
+                 "rediss://..., unix:///path (default: $REDLOCK_NODES)")
+      ->type_name("URL,URL,...")
+      ->group(group);
+  app.add_option("--ttl", options.ttl, "Time to live of the lock on each node")
+      ->check(duration_check())
+      ->type_name("DURATION")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--node-timeout", options.node_timeout,
+                 "Deadline of one command on one node (default: min(50ms, ttl/10))")
+      ->check(duration_check())
+      ->type_name("DURATION")
+      ->group(group);
+  app.add_option("--quorum", options.quorum, "Nodes that must agree (default: a majority)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  app.add_option("--tls-ca", options.tls_ca, "CA bundle (PEM) for rediss:// nodes")
+      ->type_name("FILE")
+      ->group(group);
+  app.add_option("--tls-cert", options.tls_cert, "Client certificate (PEM)")
+      ->type_name("FILE")
+      ->group(group);
+  app.add_option("--tls-key", options.tls_key, "Private key of the client certificate")
+      ->type_name("FILE")
+      ->group(group);
+  app.add_option("--tls-server-name", options.tls_server_name,
+                 "Name to verify and send as SNI (default: the URL's host)")
+      ->type_name("NAME")
+      ->group(group);
+  app.add_flag("--tls-insecure", options.tls_insecure,
+               "Skip certificate verification (testing only)")
+      ->group(group);
+}
+
+}  // namespace redlock::cli

@@ -1,0 +1,37 @@
+#pragma once
+// The options every subcommand shares: where the nodes are, the TTL, per-node timeout,
+// quorum and TLS. They are accepted before or after the subcommand name.
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <memory>
+#include <redlock/client.hpp>
+#include <string>
+
+namespace redlock::cli {
+
+struct GlobalOptions {
+  std::string nodes;  ///< Comma-separated URLs; REDLOCK_NODES when empty.
+  std::string ttl = "30s";
+  std::string node_timeout;  ///< Empty: the library's min(50ms, ttl/10).
+  int quorum = 0;            ///< 0: a majority.
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_server_name;
+  bool tls_insecure = false;
+
+  std::chrono::milliseconds ttl_ms() const;
+  /// Builds and starts the client. Throws UsageError when no node is given or the
+  /// library refuses the options (its message names the bad field or URL).
+  std::shared_ptr<Client> make_client() const;
+};
+
+/// Adds the shared options to `app` (the top level or a subcommand), under a heading
+/// of their own, all bound to `options`.
+void add_global_options(CLI::App& app, GlobalOptions& options);
+
+/// A CLI11 check that accepts what parse_duration() accepts.
+CLI::Validator duration_check();
+
+}  // namespace redlock::cli

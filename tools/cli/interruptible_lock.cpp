@@ -1,0 +1,62 @@
+#include "interruptible_lock.hpp"
+
+#include <poll.h>
+
+#include <cerrno>
+#include <memory>
+#include <mutex>
+
+#include "wakeup.hpp"
+
+namespace redlock::cli {
+
+namespace {
+
+/// Where the loop thread drops the result for the main thread.
+struct Mailbox {
+  std::mutex mutex;
+  std::optional<Result<Lock>> result;  // guarded by mutex
+  bool abandoned = false;              // guarded by mutex
+  Wakeup ready;
+};
+
+}  // namespace
+
+Acquisition lock_interruptibly(Client& client, std::string_view key, LockOptions options,
+                               SignalWatch& signals) {
+  auto mailbox = std::make_shared<Mailbox>();
+  client.lock_async(key, std::move(options), [mailbox](Result<Lock> result) {
+    {
+      std::lock_guard guard(mailbox->mutex);
+      if (!mailbox->abandoned) {
+        mailbox->result.emplace(std::move(result));
+        mailbox->ready.notify();
+        return;
+      }
+    }
+    // Nobody waits for it any more. A Lock destroyed here, on the loop thread, starts its
+    // release without waiting for it.
+  });
+
+  pollfd watched[2] = {{signals.fd(), POLLIN, 0}, {mailbox->ready.fd(), POLLIN, 0}};
+  for (;;) {
+    if (::poll(watched, 2, -1) < 0 && errno != EINTR) {
+      throw std::system_error(errno, std::generic_category(), "poll");
+    }
+    while (auto info = signals.next()) {
+      if (info->ssi_signo == SIGCHLD) continue;
+      std::optional<Result<Lock>> late;
+      {
+        std::lock_guard guard(mailbox->mutex);
+        mailbox->abandoned = true;
+        late = std::move(mailbox->result);
+      }
+      if (late && *late) (void)(*late)->unlock();
+      return Acquisition{std::nullopt, static_cast<int>(info->ssi_signo)};
+    }
+    std::lock_guard guard(mailbox->mutex);
+    if (mailbox->result) return Acquisition{std::move(mailbox->result), 0};
+  }
+}
+
+}  // namespace redlock::cli

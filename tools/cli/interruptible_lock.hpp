@@ -1,0 +1,26 @@
+#pragma once
+// Waiting for a lock while signals stay answerable: `run` blocks SIGINT/SIGTERM/SIGHUP
+// from the start (to forward them to its command later), so a plain blocking lock()
+// would make `redlock run --wait 10m` deaf to Ctrl-C for ten minutes.
+
+#include <optional>
+#include <redlock/client.hpp>
+#include <string_view>
+
+#include "signal_watch.hpp"
+
+namespace redlock::cli {
+
+struct Acquisition {
+  /// The outcome of the lock call; empty when a signal ended the wait first.
+  std::optional<Result<Lock>> result;
+  /// The signal that ended the wait (0 when none did). A lock granted at the same
+  /// moment has already been released.
+  int interrupted_by = 0;
+};
+
+/// Client::lock(), returning early when any watched signal but SIGCHLD arrives.
+Acquisition lock_interruptibly(Client& client, std::string_view key, LockOptions options,
+                               SignalWatch& signals);
+
+}  // namespace redlock::cli

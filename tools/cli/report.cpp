@@ -1,0 +1,44 @@
+#include "report.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace redlock::cli {
+
+void report(std::string_view message) {
+  // One write per line, so lines of concurrent processes sharing a log do not interleave.
+  std::string line = "redlock: ";
+  line.append(message);
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+void report_failure(std::string_view what, const Error& error, int quorum) {
+  const auto& nodes = error.nodes();
+  if (nodes.empty()) {
+    report(error.message());
+    return;
+  }
+  int agreed = 0;
+  int held = 0;
+  for (const auto& node : nodes) {
+    agreed += node.status == NodeStatus::granted;
+    held += node.status == NodeStatus::held;
+  }
+  std::string headline = std::string(what) + ": " + error.code().message() + " (" +
+                         std::to_string(agreed) + " of " + std::to_string(nodes.size()) +
+                         " nodes agreed";
+  if (quorum > 0) headline += ", " + std::to_string(quorum) + " needed";
+  if (held > 0) headline += ", " + std::to_string(held) + " held by another owner";
+  headline += ")";
+  report(headline);
+  // Nodes still pending when the outcome was decided are no cause of it.
+  const bool contention = error == errc::conflict;
+  for (const auto& node : nodes) {
+    if (node.status == NodeStatus::granted || node.status == NodeStatus::pending) continue;
+    if (contention && node.status == NodeStatus::held) continue;
+    report("  " + describe(node));
+  }
+}
+
+}  // namespace redlock::cli

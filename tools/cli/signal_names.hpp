@@ -1,0 +1,16 @@
+#pragma once
+// Signal names as kill(1) takes them: "TERM", "SIGTERM" or "15".
+
+#include <string>
+#include <string_view>
+
+namespace redlock::cli {
+
+/// The signal number. Throws std::invalid_argument naming `text` when it is not a
+/// signal that can be sent.
+int parse_signal(std::string_view text);
+
+/// "SIGTERM", or "signal 42" for one without a name.
+std::string signal_name(int signo);
+
+}  // namespace redlock::cli
