@@ -1,0 +1,100 @@
+// W chains of lock_async() on the client's loop thread.
+
+#include <condition_variable>
+#include <mutex>
+
+#include "driver.hpp"
+
+namespace redlock_bench {
+
+namespace {
+
+class AsyncDriver final : public Driver {
+ public:
+  explicit AsyncDriver(Workload workload)
+      : workload_(std::move(workload)), started_at_(workload_.keys.size()) {}
+
+  void start() override {
+    for (std::size_t i = 0; i < workload_.keys.size(); ++i) launch(i);
+  }
+
+  int busy_since_before(Clock::time_point before) const override {
+    std::lock_guard lock(mutex_);
+    int count = 0;
+    for (const auto& since : started_at_) {
+      if (since && *since < before) ++count;
+    }
+    return count;
+  }
+
+  bool stop(Clock::duration limit) override {
+    std::unique_lock lock(mutex_);
+    return stopped_cv_.wait_for(lock, limit, [&] { return stopped_ == workload_.keys.size(); });
+  }
+
+  Tally collect() override {
+    std::lock_guard lock(mutex_);
+    return tally_;
+  }
+
+ private:
+  // Runs on the caller's thread for the first attempt, on the loop thread afterwards.
+  void launch(std::size_t index) {
+    if (!workload_.window->may_start()) {
+      std::lock_guard lock(mutex_);
+      started_at_[index].reset();
+      ++stopped_;
+      stopped_cv_.notify_all();
+      return;
+    }
+    const auto t0 = Clock::now();
+    {
+      std::lock_guard lock(mutex_);
+      started_at_[index] = t0;
+    }
+    workload_.client->lock_async(workload_.keys[index], workload_.lock_options,
+                                 [this, index, t0](redlock::Result<redlock::Lock> lock) {
+                                   on_acquired(index, t0, std::move(lock));
+                                 });
+  }
+
+  void on_acquired(std::size_t index, Clock::time_point t0, redlock::Result<redlock::Lock> lock) {
+    const auto t1 = Clock::now();
+    // On the loop thread unlock() cannot wait: it sends the release and returns.
+    if (lock) (void)lock->unlock();
+    {
+      std::lock_guard guard(mutex_);
+      started_at_[index].reset();
+      if (workload_.window->measuring()) {
+        ++tally_.attempts;
+        if (lock) {
+          ++tally_.cycles;
+          // The release is not awaited here, so neither release_ms nor cycle_ms can be
+          // measured: both stay empty rather than report the acquire twice.
+          tally_.acquire_ok.add(ms_between(t0, t1));
+        } else {
+          ++tally_.failures;
+          tally_.acquire_fail.add(ms_between(t0, t1));
+          ++tally_.error_kinds[error_kind(lock.error().code())];
+        }
+        workload_.window->completed();
+      }
+    }
+    launch(index);
+  }
+
+  Workload workload_;
+  mutable std::mutex mutex_;  // the loop thread records; the main thread reads at the end
+  std::condition_variable stopped_cv_;
+  std::vector<std::optional<Clock::time_point>> started_at_;
+  std::size_t stopped_ = 0;
+  Tally tally_;
+};
+
+}  // namespace
+
+std::unique_ptr<Driver> make_async_driver(Workload workload) {
+  return std::make_unique<AsyncDriver>(std::move(workload));
+}
+
+}  // namespace redlock_bench

@@ -1,0 +1,151 @@
+#include "config.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <sstream>
+
+namespace redlock_bench {
+
+namespace {
+
+// The peers' harness passes bare host:port pairs; the library wants URLs.
+std::string as_url(std::string node) {
+  if (node.find("://") == std::string::npos) node = "redis://" + node;
+  return node;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    const auto first = item.find_first_not_of(" \t");
+    const auto last = item.find_last_not_of(" \t");
+    if (first != std::string::npos) items.push_back(item.substr(first, last - first + 1));
+  }
+  return items;
+}
+
+}  // namespace
+
+const char* to_string(Mode mode) { return mode == Mode::distinct ? "distinct" : "hot"; }
+const char* to_string(DriverKind driver) { return driver == DriverKind::threads ? "threads" : "async"; }
+
+Config parse_command_line(int argc, char** argv) {
+  Config config;
+  CLI::App app{
+      "redlock-bench: acquire+release cycles of the redlock library against N Redis masters.\n"
+      "Prints one redlock-bench/v1 JSON line per run on stdout."};
+  app.get_formatter()->column_width(34);
+
+  std::string nodes;
+  if (const char* env = std::getenv("REDLOCK_NODES")) nodes = env;
+  if (nodes.empty()) {
+    nodes = "127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103,127.0.0.1:7104,127.0.0.1:7105";
+  }
+  app.add_option("--nodes", nodes,
+                 "Comma-separated node URLs or host:port pairs (default: $REDLOCK_NODES, else "
+                 "127.0.0.1:7101..7105)");
+
+  std::string mode = "distinct";
+  app.add_option("--mode", mode, "distinct (a key per worker) or hot (one key for all)")
+      ->check(CLI::IsMember({"distinct", "hot"}))
+      ->capture_default_str();
+  std::string driver = "threads";
+  app.add_option("--driver", driver,
+                 "threads: W threads, each lock() then unlock(); async: one thread drives W "
+                 "lock_async() chains, releasing from the callback (not awaited)")
+      ->check(CLI::IsMember({"threads", "async"}))
+      ->capture_default_str();
+  app.add_option("--workers,-w", config.workers, "Concurrent workers")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--duration", config.duration_s, "Measured seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--warmup", config.warmup_s, "Unmeasured seconds before the window")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  std::uint64_t ops = 0;
+  auto* ops_option = app.add_option(
+      "--ops", ops, "Instead of --duration: start N attempts in the window, wait for all");
+  auto* cycles_option =
+      app.add_option("--cycles", ops,
+                     "Same as --ops (in distinct mode every attempt is a cycle); a fixed amount "
+                     "of work, e.g. for an instruction count under callgrind");
+  ops_option->excludes(cycles_option);
+
+  long long ttl_ms = config.ttl.count();
+  app.add_option("--ttl", ttl_ms, "Lock TTL, ms")->check(CLI::PositiveNumber)->capture_default_str();
+  long long wait_ms = 0;
+  app.add_option("--wait", wait_ms,
+                 "LockOptions::wait, ms: keep trying while the lock is held (0 = one attempt)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--retry-count", config.retry_count,
+                 "Extra attempts while held (like node-redlock's retryCount); implies a wait of "
+                 "retry-count x (retry_delay + jitter) unless --wait is given")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  long long node_timeout_ms = 0;
+  auto* node_timeout = app.add_option(
+      "--node-timeout", node_timeout_ms,
+      "Options::node_timeout, ms (0 = the library default, min(50 ms, ttl/10))");
+  app.add_option("--command-timeout", node_timeout_ms, "Alias of --node-timeout (harness contract)")
+      ->excludes(node_timeout)
+      ->check(CLI::NonNegativeNumber);
+  node_timeout->check(CLI::NonNegativeNumber);
+
+  app.add_option("--pause", config.pause,
+                 "SIGSTOP the first K nodes after the warm-up, SIGCONT them at the end")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  std::string pids;
+  app.add_option("--pids", pids,
+                 "Comma-separated pids of the nodes in node order (default: each node's INFO "
+                 "server process_id)");
+  app.add_option("--label", config.label, "Copied into the output");
+  app.add_option("--run", config.run, "Run index, copied into the output");
+  // Accepted so the peers' harness can pass its full command line; they do not apply to a
+  // client with per-node deadlines of its own.
+  std::string ignored_text;
+  double ignored_number = 0;
+  app.add_option("--lib", ignored_text, "Ignored (harness contract)")->group("");
+  app.add_option("--op-timeout", ignored_number, "Ignored (harness contract)")->group("");
+  app.add_option("--auto-pipeline", ignored_number,
+                 "Ignored: commands of one loop turn always share one write per node")
+      ->group("");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    std::exit(app.exit(error));
+  }
+
+  for (auto& node : split_list(nodes)) config.nodes.push_back(as_url(node));
+  if (config.nodes.empty()) {
+    std::fprintf(stderr, "redlock-bench: --nodes: no node given\n");
+    std::exit(2);
+  }
+  config.mode = mode == "hot" ? Mode::hot : Mode::distinct;
+  config.driver = driver == "async" ? DriverKind::async : DriverKind::threads;
+  if (*ops_option || *cycles_option) config.ops = ops;
+  config.ttl = std::chrono::milliseconds(ttl_ms);
+  config.wait = std::chrono::milliseconds(wait_ms);
+  config.node_timeout = std::chrono::milliseconds(node_timeout_ms);
+  if (config.pause > static_cast<int>(config.nodes.size())) {
+    std::fprintf(stderr, "redlock-bench: --pause %d: only %zu nodes\n", config.pause,
+                 config.nodes.size());
+    std::exit(2);
+  }
+  for (const auto& pid : split_list(pids)) config.pids.push_back(static_cast<pid_t>(std::stol(pid)));
+  if (!config.pids.empty() && config.pids.size() != config.nodes.size()) {
+    std::fprintf(stderr, "redlock-bench: --pids: %zu pids for %zu nodes\n", config.pids.size(),
+                 config.nodes.size());
+    std::exit(2);
+  }
+  return config;
+}
+
+}  // namespace redlock_bench

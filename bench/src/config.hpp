@@ -1,0 +1,47 @@
+#pragma once
+// What one benchmark run does: the command line of redlock-bench, parsed and checked.
+// The flags follow the redlock-bench/v1 contract, so the same command line drives this
+// bench and the node-redlock one.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace redlock_bench {
+
+enum class Mode { distinct, hot };
+enum class DriverKind { threads, async };
+
+struct Config {
+  std::vector<std::string> nodes;  ///< redis:// URLs
+  Mode mode = Mode::distinct;
+  DriverKind driver = DriverKind::threads;
+  int workers = 1;
+  double duration_s = 5;
+  double warmup_s = 1;
+  /// Attempts started inside the window; the window ends when they all completed.
+  std::optional<std::uint64_t> ops;
+  std::chrono::milliseconds ttl{10'000};
+  /// LockOptions::wait: 0 = one attempt, a lost race is a failure.
+  std::chrono::milliseconds wait{0};
+  int retry_count = 0;
+  /// Options::node_timeout; 0 = the library's default (min(50 ms, ttl / 10)).
+  std::chrono::milliseconds node_timeout{0};
+  int pause = 0;
+  /// Pids of the nodes, in node order; empty = ask each node (INFO server).
+  std::vector<pid_t> pids;
+  std::string label;
+  int run = 0;
+};
+
+/// Parses argv. Prints help or a usage error and exits like CLI11 does.
+Config parse_command_line(int argc, char** argv);
+
+const char* to_string(Mode mode);
+const char* to_string(DriverKind driver);
+
+}  // namespace redlock_bench

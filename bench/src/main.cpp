@@ -1,0 +1,161 @@
+// redlock-bench: acquire+release cycles against N Redis masters through the library's
+// public API; one redlock-bench/v1 JSON line per run on stdout, diagnostics on stderr.
+
+#include <redlock/redlock.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "config.hpp"
+#include "driver.hpp"
+#include "node_pauser.hpp"
+#include "process_usage.hpp"
+#include "redis_admin.hpp"
+#include "report.hpp"
+#include "window.hpp"
+
+namespace redlock_bench {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string run_id() {
+  std::random_device random;
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", random());
+  return text;
+}
+
+void sleep_seconds(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+ProcessUsage minus(const ProcessUsage& end, const ProcessUsage& start) {
+  return {end.user_us - start.user_us, end.system_us - start.system_us,
+          end.voluntary_switches - start.voluntary_switches,
+          end.involuntary_switches - start.involuntary_switches};
+}
+
+NodeCounters minus(const NodeCounters& end, const NodeCounters& start) {
+  return {end.cpu_us - start.cpu_us, end.commands - start.commands, end.reads - start.reads};
+}
+
+redlock::LockOptions lock_options(const Config& config, const redlock::Options& client_options) {
+  redlock::LockOptions options;
+  options.ttl = config.ttl;
+  options.wait = config.wait;
+  if (config.retry_count > 0) {
+    options.max_attempts = config.retry_count + 1;
+    if (options.wait.count() == 0) {
+      options.wait = (client_options.retry_delay + client_options.retry_jitter) * (config.retry_count + 1);
+    }
+  }
+  return options;
+}
+
+int run(const Config& config) {
+  const std::string id = run_id();
+  std::vector<std::string> keys;
+  for (int i = 0; i < config.workers; ++i) {
+    keys.push_back(config.mode == Mode::hot ? "bench:" + id + ":hot"
+                                            : "bench:" + id + ":w" + std::to_string(i));
+  }
+
+  std::vector<std::unique_ptr<RedisAdmin>> admins;
+  for (const auto& node : config.nodes) admins.push_back(std::make_unique<RedisAdmin>(node));
+  std::vector<pid_t> pids = config.pids;
+  if (config.pause > 0 && pids.empty()) {
+    for (auto& admin : admins) pids.push_back(admin->pid());
+  }
+
+  redlock::Options options;
+  options.nodes = config.nodes;
+  options.node_timeout = config.node_timeout;
+  auto client = redlock::Client::create(options);
+  const auto effective_node_timeout =
+      config.node_timeout.count() > 0 ? config.node_timeout
+                                      : std::min(milliseconds(50), config.ttl / 10);
+
+  Window window(config.ops);
+  Workload workload{client.get(), &window, lock_options(config, options), keys};
+  auto driver = config.driver == DriverKind::threads ? make_threads_driver(std::move(workload))
+                                                     : make_async_driver(std::move(workload));
+  NodePauser pauser;
+  driver->start();
+  sleep_seconds(config.warmup_s);
+
+  if (config.pause > 0) pauser.pause({pids.begin(), pids.begin() + config.pause});
+
+  std::optional<NodeCounters> redis_start;
+  if (config.pause == 0) redis_start = sum_counters(admins);
+  const double rss_start = resident_mb();
+  const auto usage_start = process_usage();
+  const auto wall_start = Clock::now();
+  window.open();
+  if (window.fixed_ops()) {
+    const auto give_up = wall_start + std::chrono::minutes(10);
+    while (!window.ops_done() && Clock::now() < give_up) std::this_thread::sleep_for(milliseconds(1));
+  } else {
+    sleep_seconds(config.duration_s);
+  }
+  window.close();
+  const auto wall_end = Clock::now();
+  const auto usage_end = process_usage();
+  const double rss_end = resident_mb();
+
+  // A synchronous call that outlived every deadline the library promises is "blocked"
+  // (the harness' in_flight_at_end); operations merely in progress at the edge are not.
+  const auto promised = config.wait + effective_node_timeout * 2 + std::chrono::seconds(1);
+  RunFacts facts;
+  facts.in_flight_at_end = driver->busy_since_before(wall_end - promised);
+  std::optional<NodeCounters> redis_end;
+  if (config.pause == 0) redis_end = sum_counters(admins);
+  pauser.resume();
+
+  const bool facts_stopped = driver->stop(promised + std::chrono::seconds(5));
+  facts.all_workers_stopped = facts_stopped;
+  facts.config = &config;
+  facts.quorum = client->quorum();
+  facts.effective_node_timeout_ms = effective_node_timeout.count();
+  facts.elapsed_s = std::chrono::duration<double>(wall_end - wall_start).count();
+  facts.tally = driver->collect();
+  facts.usage = minus(usage_end, usage_start);
+  facts.rss_start_mb = rss_start;
+  facts.rss_end_mb = rss_end;
+  if (redis_start && redis_end) facts.redis = minus(*redis_end, *redis_start);
+  std::cout << report_line(std::move(facts)) << std::endl;
+
+  if (!facts_stopped) {
+    // A worker is stuck inside the library: tearing the client down under it would only
+    // add a crash to the report already printed.
+    std::fprintf(stderr, "redlock-bench: some workers did not stop; exiting without cleanup\n");
+    std::_Exit(3);
+  }
+  for (auto& admin : admins) {
+    try {
+      admin->del(keys);
+    } catch (const std::exception&) {
+    }
+  }
+  driver.reset();
+  client->close();
+  return 0;
+}
+
+}  // namespace
+
+}  // namespace redlock_bench
+
+int main(int argc, char** argv) {
+  const auto config = redlock_bench::parse_command_line(argc, argv);
+  try {
+    return redlock_bench::run(config);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "redlock-bench: %s\n", error.what());
+    return 1;
+  }
+}

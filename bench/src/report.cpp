@@ -1,0 +1,138 @@
+#include "report.hpp"
+
+#include <sys/utsname.h>
+
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace redlock_bench {
+
+namespace {
+
+using nlohmann::ordered_json;
+
+// Scaled by a power of ten and divided back, so 6.3 prints as 6.3, not 6.300000000000001.
+double round_to(double value, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(value * scale) / scale;
+}
+
+ordered_json latency(LatencySamples& samples) {
+  const auto summary = samples.summarize();
+  auto field = [](const std::optional<double>& value) -> ordered_json {
+    return value ? ordered_json(*value) : ordered_json(nullptr);
+  };
+  return ordered_json{{"n", summary.n},          {"p50", field(summary.p50)},
+                      {"p90", field(summary.p90)}, {"p99", field(summary.p99)},
+                      {"max", field(summary.max)}, {"mean", field(summary.mean)}};
+}
+
+ordered_json per(double amount, std::uint64_t count) {
+  if (count == 0) return nullptr;
+  return round_to(amount / double(count), 1);
+}
+
+ordered_json host() {
+  double load = 0;
+  std::ifstream("/proc/loadavg") >> load;
+  utsname names{};
+  ::uname(&names);
+  return ordered_json{{"cpus", std::thread::hardware_concurrency()},
+                      {"loadavg_1m", round_to(load, 2)},
+                      {"kernel", names.release}};
+}
+
+std::string iso_now() {
+  char text[32];
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  tm utc{};
+  ::gmtime_r(&now.tv_sec, &utc);
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  char millis[24];
+  std::snprintf(millis, sizeof millis, ".%03ldZ", now.tv_nsec / 1'000'000);
+  return std::string(text) + millis;
+}
+
+}  // namespace
+
+std::string report_line(RunFacts facts) {
+  const Config& config = *facts.config;
+  Tally& tally = facts.tally;
+  const double cpu_total = facts.usage.user_us + facts.usage.system_us;
+  const double elapsed = facts.elapsed_s;
+  const bool threads = config.driver == DriverKind::threads;
+
+  ordered_json kinds = ordered_json::object();
+  for (const auto& [kind, count] : tally.error_kinds) kinds[kind] = count;
+
+  ordered_json out;
+  out["schema"] = "redlock-bench/v1";
+  out["bench"] = "redlock-bench";
+  out["lib"] = threads ? "redlock-cpp" : "redlock-cpp async";
+  out["lib_version"] = REDLOCK_BENCH_LIB_VERSION;
+  out["runtime"] = threads ? "C++20, " + std::to_string(config.workers) + " threads (sync API)"
+                           : std::string("C++20, lock_async on the loop thread");
+  out["driver"] = "libuv + hiredis reader (own connection layer)";
+  out["label"] = config.label;
+  out["run"] = config.run;
+  out["mode"] = to_string(config.mode);
+  out["workers"] = config.workers;
+  out["nodes"] = config.nodes.size();
+  out["quorum"] = facts.quorum;
+  out["paused_nodes"] = config.pause;
+  out["ttl_ms"] = config.ttl.count();
+  out["retry_count"] = config.retry_count;
+  out["wait_ms"] = config.wait.count();
+  out["command_timeout_ms"] =
+      config.node_timeout.count() > 0 ? ordered_json(config.node_timeout.count()) : ordered_json(nullptr);
+  out["node_timeout_ms"] = facts.effective_node_timeout_ms;
+  out["op_timeout_ms"] = nullptr;
+  out["auto_pipeline"] = true;
+  out["elapsed_s"] = round_to(elapsed, 3);
+  out["attempts"] = tally.attempts;
+  out["cycles"] = tally.cycles;
+  out["failures"] = tally.failures;
+  out["acquire_timeouts"] = 0;
+  out["release_failures"] = tally.release_failures;
+  out["release_timeouts"] = 0;
+  out["in_flight_at_end"] = facts.in_flight_at_end;
+  out["error_kinds"] = kinds;
+  out["ops_per_s"] = round_to(double(tally.cycles) / elapsed, 1);
+  out["attempts_per_s"] = round_to(double(tally.attempts) / elapsed, 1);
+  out["acquire_ms"] = latency(tally.acquire_ok);
+  out["acquire_fail_ms"] = latency(tally.acquire_fail);
+  out["release_ms"] = latency(tally.release);
+  out["cycle_ms"] = latency(tally.cycle);
+  out["cpu_us_per_cycle"] = {{"user", per(facts.usage.user_us, tally.cycles)},
+                             {"system", per(facts.usage.system_us, tally.cycles)},
+                             {"total", per(cpu_total, tally.cycles)}};
+  out["cpu_us_per_attempt"] = {{"total", per(cpu_total, tally.attempts)}};
+  out["client_cpu_util"] = round_to(cpu_total / 1e6 / elapsed, 3);
+  out["client_ctx_switches_per_cycle"] = {
+      {"voluntary", per(double(facts.usage.voluntary_switches), tally.cycles)},
+      {"involuntary", per(double(facts.usage.involuntary_switches), tally.cycles)}};
+  out["client_rss_mb"] = round_to(facts.rss_end_mb, 1);
+  out["client_rss_growth_mb"] = round_to(facts.rss_end_mb - facts.rss_start_mb, 1);
+  out["bench_samples_mb"] = round_to(double(tally.sample_bytes()) / (1024.0 * 1024.0), 1);
+  if (facts.redis) {
+    out["redis_cpu_us_per_cycle"] = per(facts.redis->cpu_us, tally.cycles);
+    out["redis_cpu_us_per_attempt"] = per(facts.redis->cpu_us, tally.attempts);
+    out["redis_commands_per_cycle"] = per(facts.redis->commands, tally.cycles);
+    out["redis_reads_per_cycle"] = per(facts.redis->reads, tally.cycles);
+  } else {
+    out["redis_cpu_us_per_cycle"] = nullptr;
+    out["redis_cpu_us_per_attempt"] = nullptr;
+    out["redis_commands_per_cycle"] = nullptr;
+    out["redis_reads_per_cycle"] = nullptr;
+  }
+  if (!facts.all_workers_stopped) out["workers_not_stopped"] = true;
+  out["host"] = host();
+  out["ts"] = iso_now();
+  return out.dump();
+}
+
+}  // namespace redlock_bench
