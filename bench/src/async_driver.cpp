@@ -12,7 +12,9 @@ namespace {
 class AsyncDriver final : public Driver {
  public:
   explicit AsyncDriver(Workload workload)
-      : workload_(std::move(workload)), started_at_(workload_.keys.size()) {}
+      : workload_(std::move(workload)), started_at_(workload_.keys.size()) {
+    tally_.cycles_by_worker.resize(workload_.keys.size());
+  }
 
   void start() override {
     for (std::size_t i = 0; i < workload_.keys.size(); ++i) launch(i);
@@ -69,6 +71,7 @@ class AsyncDriver final : public Driver {
         ++tally_.attempts;
         if (lock) {
           ++tally_.cycles;
+          ++tally_.cycles_by_worker[index];
           // The release is not awaited here, so neither release_ms nor cycle_ms can be
           // measured: both stay empty rather than report the acquire twice.
           tally_.acquire_ok.add(ms_between(t0, t1));

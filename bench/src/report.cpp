@@ -2,6 +2,7 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <fstream>
@@ -43,6 +44,23 @@ ordered_json host() {
   return ordered_json{{"cpus", std::thread::hardware_concurrency()},
                       {"loadavg_1m", round_to(load, 2)},
                       {"kernel", names.release}};
+}
+
+// min and max cycles of one worker, and Jain's fairness index (1 = every worker got the
+// same share, 1/W = one worker got everything).
+ordered_json worker_share(const std::vector<std::uint64_t>& cycles) {
+  if (cycles.empty()) return nullptr;
+  double sum = 0;
+  double squares = 0;
+  for (auto c : cycles) {
+    sum += double(c);
+    squares += double(c) * double(c);
+  }
+  const auto [min, max] = std::minmax_element(cycles.begin(), cycles.end());
+  return ordered_json{{"min", *min},
+                      {"max", *max},
+                      {"fairness", squares > 0 ? ordered_json(round_to(sum * sum / (double(cycles.size()) * squares), 3))
+                                               : ordered_json(nullptr)}};
 }
 
 std::string iso_now() {
@@ -103,6 +121,7 @@ std::string report_line(RunFacts facts) {
   out["error_kinds"] = kinds;
   out["ops_per_s"] = round_to(double(tally.cycles) / elapsed, 1);
   out["attempts_per_s"] = round_to(double(tally.attempts) / elapsed, 1);
+  out["cycles_per_worker"] = worker_share(tally.cycles_by_worker);
   out["acquire_ms"] = latency(tally.acquire_ok);
   out["acquire_fail_ms"] = latency(tally.acquire_fail);
   out["release_ms"] = latency(tally.release);

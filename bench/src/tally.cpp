@@ -14,6 +14,8 @@ void Tally::merge(const Tally& other) {
   release.append(other.release);
   cycle.append(other.cycle);
   for (const auto& [kind, count] : other.error_kinds) error_kinds[kind] += count;
+  cycles_by_worker.insert(cycles_by_worker.end(), other.cycles_by_worker.begin(),
+                          other.cycles_by_worker.end());
 }
 
 std::size_t Tally::sample_bytes() const {

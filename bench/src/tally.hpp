@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "latency.hpp"
 
@@ -21,6 +22,8 @@ struct Tally {
   LatencySamples release;
   LatencySamples cycle;
   std::map<std::string, std::uint64_t> error_kinds;
+  /// Cycles of each worker, to show who got the lock (hot mode: fairness).
+  std::vector<std::uint64_t> cycles_by_worker;
 
   void merge(const Tally& other);
   std::size_t sample_bytes() const;

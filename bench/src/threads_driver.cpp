@@ -56,6 +56,7 @@ class ThreadsDriver final : public Driver {
     for (auto& worker : workers_) {
       std::lock_guard lock(worker->mutex);
       total.merge(worker->tally);
+      total.cycles_by_worker.push_back(worker->tally.cycles);
     }
     return total;
   }
