@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+'use strict';
+// The Markdown report of bench/compare: medians per workload and client (each metric's
+// median over the runs, independently), the raw Redis limit of the same run, and every
+// performance target as a ratio with its verdict.
+//
+//   node bench/compare-report.js raw.jsonl results.jsonl
+
+const fs = require('fs');
+
+const lines = process.argv.slice(2).flatMap((file) => fs.readFileSync(file, 'utf8').split('\n'));
+const rows = [];
+for (const line of lines) {
+  if (!line.trim().startsWith('{')) continue;
+  try { rows.push(JSON.parse(line)); } catch (_) { /* not a result line */ }
+}
+
+const median = (values) => {
+  const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return null;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+};
+const worst = (values) => {
+  const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x));
+  return v.length ? Math.max(...v) : null;
+};
+const get = (o, path) => path.split('.').reduce((a, k) => (a == null ? a : a[k]), o);
+const fmt = (x, digits = 1) => (x == null ? '–' : Number(x).toFixed(digits).replace(/\.0+$/, ''));
+const ratio = (a, b) => (a == null || b == null || b === 0 ? null : a / b);
+
+const SIDES = { ours: 'redlock-bench', node: 'redlock-bench.js' };
+const runsOf = (label, side) => rows.filter((r) => r.label === label && r.bench === SIDES[side]);
+const med = (label, side, path) => median(runsOf(label, side).map((r) => get(r, path)));
+const max = (label, side, path) => worst(runsOf(label, side).map((r) => get(r, path)));
+const raw = (test, pipeline, field) => median(rows.filter((r) => r.bench === 'redis-benchmark' &&
+  r.test === test && r.pipeline === pipeline).map((r) => r[field]));
+
+const out = [];
+const runs = Math.max(0, ...rows.filter((r) => r.run).map((r) => r.run));
+out.push(`# redlock-bench vs node-redlock (medians of ${runs} runs, ${rows.find((r) => r.host)?.host.cpus ?? '?'} cores)`);
+out.push('');
+
+// --- the raw limit ---------------------------------------------------------------------
+const ping = raw('ping', 1, 'p50_ms');
+out.push('## Raw Redis limit (redis-benchmark, one node)');
+out.push('');
+out.push('| test | -c | -P | ops/s | p50 ms |');
+out.push('|---|---|---|---|---|');
+out.push(`| PING (loopback round trip) | 1 | 1 | ${fmt(raw('ping', 1, 'rps'), 0)} | ${fmt(ping, 3)} |`);
+out.push(`| SET key NX PX 10000 | 50 | 1 | ${fmt(raw('set_nx_px', 1, 'rps'), 0)} | ${fmt(raw('set_nx_px', 1, 'p50_ms'), 3)} |`);
+out.push(`| SET key NX PX 10000 | 50 | 16 | ${fmt(raw('set_nx_px', 16, 'rps'), 0)} | ${fmt(raw('set_nx_px', 16, 'p50_ms'), 3)} |`);
+out.push('');
+const setRps = raw('set_nx_px', 16, 'rps');
+if (setRps) {
+  out.push(`A cycle is 10 commands over 5 nodes; at the pipelined SET rate of one node on this box ` +
+    `that bounds a cycle rate near ${fmt(setRps / 10, 0)}/s if nothing else ran on the cores.`);
+  out.push('');
+}
+
+// --- every workload --------------------------------------------------------------------
+out.push('## Workloads');
+out.push('');
+out.push('| workload | client | cycles/s | attempts/s | acquire p50 / p99 ms | failure p50 / max ms | release p50 ms | ' +
+  'client CPU µs/cycle | Redis CPU µs/cycle | Redis cmds / reads per cycle | ctx switches/cycle | RSS growth MB | fairness |');
+out.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+const labels = [...new Set(rows.filter((r) => r.label).map((r) => r.label))];
+for (const label of labels) {
+  for (const side of ['ours', 'node']) {
+    const rs = runsOf(label, side);
+    if (!rs.length) continue;
+    const m = (path) => med(label, side, path);
+    const extra = [];
+    if (rs[0].node_timeout_ms) extra.push(`node timeout ${rs[0].node_timeout_ms} ms`);
+    if (rs[0].wait_ms) extra.push(`retryCount ${rs[0].retry_count}`);
+    const client = `${rs[0].lib}${side === 'node' && extra.length ? ` (${extra.join(', ')})` : ''}`;
+    out.push(`| ${label} | ${client} | ${fmt(m('ops_per_s'), 0)} | ${fmt(m('attempts_per_s'), 0)} | ` +
+      `${fmt(m('acquire_ms.p50'), 3)} / ${fmt(m('acquire_ms.p99'), 2)} | ` +
+      `${fmt(m('acquire_fail_ms.p50'), 2)} / ${fmt(max(label, side, 'acquire_fail_ms.max'), 2)} | ` +
+      `${fmt(m('release_ms.p50'), 3)} | ${fmt(m('cpu_us_per_cycle.total'))} | ${fmt(m('redis_cpu_us_per_cycle'))} | ` +
+      `${fmt(m('redis_commands_per_cycle'))} / ${fmt(m('redis_reads_per_cycle'), 2)} | ` +
+      `${fmt(m('client_ctx_switches_per_cycle.voluntary'))} | ${fmt(m('client_rss_growth_mb'))} | ` +
+      `${fmt(m('cycles_per_worker.fairness'), 2)} |`);
+  }
+}
+out.push('');
+out.push('"failure max" is the worst run. "fairness" is Jain\'s index of the cycles per worker (1 = equal ' +
+  'shares). async rows: redlock-bench drives lock_async() chains whose release is sent from the callback ' +
+  'and not awaited (so no release time), node-redlock runs with ioredis auto-pipelining.');
+out.push('');
+
+// --- targets ---------------------------------------------------------------------------
+out.push('## Targets');
+out.push('');
+out.push('| target | ours | compared with | ratio | required | met |');
+out.push('|---|---|---|---|---|---|');
+const verdict = (value, ok) => (value == null ? '–' : ok ? 'yes' : '**no**');
+const target = (name, ours, theirs, theirsText, r, required, ok) => {
+  out.push(`| ${name} | ${ours} | ${theirsText} | ${r == null ? '–' : fmt(r, 2)} | ${required} | ${verdict(r, ok)} |`);
+};
+
+{
+  const ours = med('distinct-1', 'ours', 'acquire_ms.p50');
+  const theirs = med('distinct-1', 'node', 'acquire_ms.p50');
+  const r1 = ratio(ours, theirs);
+  target('1 worker: acquire p50 vs node-redlock', `${fmt(ours, 3)} ms`, theirs, `${fmt(theirs, 3)} ms`, r1, '≤ 0.6', r1 <= 0.6);
+  const r2 = ratio(ours, ping);
+  target('1 worker: acquire p50 vs PING round trip', `${fmt(ours, 3)} ms`, ping, `${fmt(ping, 3)} ms`, r2, '≤ 1.5', r2 <= 1.5);
+}
+{
+  const theirs = med('distinct-128-async', 'node', 'ops_per_s');
+  for (const label of ['distinct-128', 'distinct-128-async']) {
+    const ours = med(label, 'ours', 'ops_per_s');
+    const r = ratio(ours, theirs);
+    target(`128 workers, distinct: cycles/s (${label === 'distinct-128' ? 'threads' : 'async'}) vs node-redlock auto-pipelined`,
+      fmt(ours, 0), theirs, fmt(theirs, 0), r, '≥ 4', r >= 4);
+  }
+}
+for (const [label, against] of [['distinct-1', 'distinct-1'], ['distinct-16', 'distinct-16'], ['distinct-128', 'distinct-128'],
+  ['distinct-16-async', 'distinct-16'], ['distinct-128-async', 'distinct-128']]) {
+  const ours = med(label, 'ours', 'cpu_us_per_cycle.total');
+  const theirs = med(against, 'node', 'cpu_us_per_cycle.total');
+  const r = ratio(ours, theirs);
+  target(`client CPU per cycle, ${label}`, `${fmt(ours)} µs`, theirs, `${fmt(theirs)} µs (node-redlock ${against})`, r, '≤ 0.1', r <= 0.1);
+}
+for (const [label, against] of [['distinct-16', 'distinct-16-async'], ['distinct-128', 'distinct-128-async'],
+  ['distinct-16-async', 'distinct-16-async'], ['distinct-128-async', 'distinct-128-async']]) {
+  const ours = med(label, 'ours', 'redis_cpu_us_per_cycle');
+  const theirs = med(against, 'node', 'redis_cpu_us_per_cycle');
+  const r = ratio(ours, theirs);
+  target(`Redis CPU per cycle, ${label}`, `${fmt(ours)} µs`, theirs, `${fmt(theirs)} µs (auto-pipelined, ${against.replace('-async', '')})`,
+    r, '≤ 1', r <= 1);
+}
+for (const w of [16, 128]) {
+  for (const label of [`hot-wait-${w}`, `hot-wait-${w}-async`]) {
+    const ours = med(label, 'ours', 'ops_per_s');
+    if (ours == null) continue;
+    const theirs = med(`hot-${w}`, 'node', 'ops_per_s');
+    const r = ratio(ours, theirs);
+    target(`hot key, ${w} workers, waiting (${label.endsWith('async') ? 'async' : 'threads'}) vs node-redlock retry-based`,
+      fmt(ours, 0), theirs, `${fmt(theirs, 0)} (retryCount 0, retried at once)`, r, '≥ 10', r >= 10);
+    const sleeping = med(`hot-wait-${w}`, 'node', 'ops_per_s');
+    const r2 = ratio(ours, sleeping);
+    target(`hot key, ${w} workers, waiting (${label.endsWith('async') ? 'async' : 'threads'}) vs node-redlock's own retry delay`,
+      fmt(ours, 0), sleeping, `${fmt(sleeping, 0)} (retryDelay 200 ± 100 ms)`, r2, '(for reference)', r2 >= 1);
+  }
+}
+{
+  const paused = med('pause1-1', 'ours', 'acquire_ms.p50');
+  const healthy = med('distinct-1', 'ours', 'acquire_ms.p50');
+  const r = ratio(paused, healthy);
+  target('1 of 5 paused, 1 worker: acquire p50 vs healthy', `${fmt(paused, 3)} ms`, healthy, `${fmt(healthy, 3)} ms`, r, '≤ 1.1', r <= 1.1);
+  const growth = med('pause1-16', 'ours', 'client_rss_growth_mb');
+  const theirs = med('pause1-16', 'node', 'client_rss_growth_mb');
+  const duration = med('pause1-16', 'ours', 'elapsed_s');
+  target(`1 of 5 paused, 16 workers: client RSS growth in ${fmt(duration, 0)} s`, `${fmt(growth)} MB`, theirs,
+    `${fmt(theirs)} MB (node-redlock)`, growth, '≤ 10 MB', growth <= 10);
+}
+for (const label of ['pause3-1', 'pause3-1-t500']) {
+  const ours = max(label, 'ours', 'acquire_fail_ms.max');
+  const timeout = runsOf(label, 'ours')[0]?.node_timeout_ms;
+  if (ours == null || timeout == null) continue;
+  const theirs = max('pause3-1', 'node', 'acquire_fail_ms.p50');
+  target(`3 of 5 paused: slowest failure (node timeout ${timeout} ms)`, `${fmt(ours, 1)} ms`, theirs,
+    `${fmt(theirs, 0)} ms (node-redlock failure p50 at a 500 ms command timeout)`, ours, `≤ ${timeout + 10} ms`, ours <= timeout + 10);
+}
+out.push('');
+process.stdout.write(`${out.join('\n')}\n`);
