@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "net/errors.hpp"
+#include "net/tls_transport.hpp"
 #include "net/transport.hpp"
 #include "scripts/script.hpp"
 
@@ -50,6 +51,12 @@ bool is_pubsub_message(const redisReply* reply) {
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3) return false;
   const redisReply* kind = reply->element[0];
   return kind->type == REDIS_REPLY_STRING && std::string_view(kind->str, kind->len) == "message";
+}
+
+// A TLS record (an alert or a handshake message, version 3.x) where a RESP reply was
+// expected: a plain connection to a TLS port.
+bool looks_like_tls_record(const char* data, std::size_t size) {
+  return size >= 2 && (data[0] == 0x15 || data[0] == 0x16) && data[1] == 0x03;
 }
 
 std::size_t decimal_digits(std::size_t value) {
@@ -171,6 +178,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     }
     Entry& entry = enqueue(std::move(callback), timeout, formatted, std::size_t(length));
     entry.script = nullptr;
+    entry.command.assign(argv[0]);
+    entry.script_name = {};
     redisFreeCommand(formatted);
   }
 
@@ -211,6 +220,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     const std::size_t header = 1 + decimal_digits(argc) + 2 + std::strlen("$7\r\nEVALSHA\r\n") + 1 +
                                decimal_digits(script.sha1.size()) + 2 + script.sha1.size() + 2;
     entry.script = &script;
+    entry.command.assign("EVALSHA");
+    entry.script_name = script.name;
     entry.argc = argc;
     entry.eval_tail.assign(formatted + header, std::size_t(length) - header);
     redisFreeCommand(formatted);
@@ -253,6 +264,10 @@ class ConnectionImpl final : public Connection, private TransportSink {
     const scripts::Script* script = nullptr;  // set while a NOSCRIPT fallback is possible
     std::size_t argc = 0;
     std::string eval_tail;
+    // What was sent, for the text of an ACL denial, which Redis words without naming the
+    // command or key: "EVALSHA"/"EVAL" plus the script's name, or the command's argv[0].
+    std::string command;
+    std::string_view script_name;  // the Script outlives the command (see eval())
   };
 
   struct Deferred {
@@ -367,11 +382,15 @@ class ConnectionImpl final : public Connection, private TransportSink {
     connect_deadline_ns_ =
         uv_hrtime() + std::uint64_t(options_.connect_timeout.count()) * ns_per_ms;
     const Endpoint& endpoint = options_.endpoint;
-    if (endpoint.scheme == Scheme::rediss) {
-      fail_connection({make_error_code(errc::tls_error),
-                       where_ + ": TLS not supported yet (rediss:// URLs are accepted, but this "
-                                "build connects over plain TCP only)"});
-      return;
+    if (endpoint.scheme == Scheme::rediss && !tls_context_) {
+      // Loaded on the first attempt rather than at create(), so that a missing file is
+      // reported like any connect failure and a file that appears later is picked up.
+      auto context = tls_context_for(options_.tls, where_);
+      if (!context) {
+        fail_connection({context.error().code(), context.error().message()});
+        return;
+      }
+      tls_context_ = std::move(*context);
     }
     arm_deadline_timer();
     if (endpoint.scheme == Scheme::unix_socket) {
@@ -447,7 +466,13 @@ class ConnectionImpl final : public Connection, private TransportSink {
   void connect_next_address() {
     phase_ = Phase::connecting;
     const auto* address = reinterpret_cast<const sockaddr*>(&addresses_[next_address_++]);
-    transport_ = make_tcp_transport(loop_, *this, address, where_);
+    if (options_.endpoint.scheme == Scheme::rediss) {
+      const std::string& name =
+          options_.tls.server_name.empty() ? options_.endpoint.host : options_.tls.server_name;
+      transport_ = make_tls_transport(loop_, *this, address, where_, tls_context_, name);
+    } else {
+      transport_ = make_tcp_transport(loop_, *this, address, where_);
+    }
     if (int status = transport_->connect(); status < 0) {
       connect_attempt_failed(from_uv("connect", where_, status));
     }
@@ -673,7 +698,9 @@ class ConnectionImpl final : public Connection, private TransportSink {
           detail = where_ + ": no reply to AUTH/SELECT within " + limit;
           break;
         default:
-          detail = "connect " + where_ + ": timed out after " + limit;
+          detail = transport_ != nullptr && transport_->handshaking()
+                       ? "TLS handshake with " + where_ + ": timed out after " + limit
+                       : "connect " + where_ + ": timed out after " + limit;
           break;
       }
       fail_connection({make_error_code(errc::connection_error), std::move(detail)}, now);
@@ -760,7 +787,11 @@ class ConnectionImpl final : public Connection, private TransportSink {
     for (;;) {
       void* object = nullptr;
       if (redisReaderGetReply(reader_, &object) != REDIS_OK) {
-        fail_connection(from_reader(where_, reader_->errstr));
+        NetError error = from_reader(where_, reader_->errstr);
+        if (looks_like_tls_record(data, size)) {
+          error.detail += " (the server speaks TLS: use a rediss:// URL)";
+        }
+        fail_connection(std::move(error));
         return;
       }
       if (object == nullptr) return;
@@ -796,15 +827,32 @@ class ConnectionImpl final : public Connection, private TransportSink {
     ReplyCallback callback = std::move(entry.callback);
     entry.callback = nullptr;
     entry.script = nullptr;
+    // ACLs differ from node to node, so a denial says where, and what was denied.
+    std::string denied;
+    if (is_error && callback && is_permission_error(text)) denied = denial_detail(text, entry);
     entries_.pop_front();
     --written_;
     if (entries_.empty()) arm_deadline_timer();
     if (!callback) return;
-    if (is_error) {
+    if (!denied.empty()) {
+      callback(ReplyView{classify_error_reply(text), denied, reply});
+    } else if (is_error) {
       callback(ReplyView{classify_error_reply(text), text, reply});
     } else {
       callback(ReplyView{{}, {}, reply});
     }
+  }
+
+  // "<Redis' text> (EVALSHA of the acquire script on 127.0.0.1:7101)": Redis' own words
+  // first, so that a reader that matches on them still does.
+  std::string denial_detail(std::string_view text, const Entry& entry) const {
+    std::string detail(text);
+    detail.append(" (").append(entry.command);
+    if (!entry.script_name.empty()) {
+      detail.append(" of the ").append(entry.script_name).append(" script");
+    }
+    detail.append(" on ").append(where_).append(")");
+    return detail;
   }
 
   // The server lost the script (SCRIPT FLUSH, restart, failover): send its source with
@@ -817,6 +865,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
     const std::uint64_t timeout_ms = old_entry.timeout_ms;
     const scripts::Script* script = old_entry.script;
     const std::size_t argc = old_entry.argc;
+    const std::string_view script_name = old_entry.script_name;
     std::string tail;
     tail.swap(old_entry.eval_tail);
     old_entry.script = nullptr;
@@ -838,6 +887,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     entry.timeout_ms = timeout_ms;
     entry.bytes = out_.size() - before;
     entry.script = nullptr;  // EVAL cannot answer NOSCRIPT
+    entry.command.assign("EVAL");
+    entry.script_name = script_name;
     entry.argc = argc;
     entry.eval_tail.swap(tail);
     schedule_flush();
@@ -856,7 +907,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
   uv_idle_t deferred_idle_{};
   std::size_t closed_handles_ = 0;
 
-  Transport* transport_ = nullptr;  // frees itself after close()
+  Transport* transport_ = nullptr;           // frees itself after close()
+  std::shared_ptr<TlsContext> tls_context_;  // rediss:// only; loaded on the first attempt
   bool transport_connected_ = false;
   Resolve* resolve_ = nullptr;  // frees itself in its callback
   std::vector<sockaddr_storage> addresses_;

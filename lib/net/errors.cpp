@@ -20,7 +20,7 @@ NetError from_uv(std::string_view operation, std::string_view where, int status)
   std::string detail;
   detail.reserve(operation.size() + where.size() + 48);
   detail.append(operation).append(" ").append(where).append(": ").append(uv_error_text(status));
-  return {make_error_code(errc::connection_error), std::move(detail)};
+  return {make_error_code(errc::connection_error), std::move(detail), status};
 }
 
 NetError from_reader(std::string_view where, std::string_view reader_error) {
@@ -36,6 +36,11 @@ std::error_code classify_error_reply(std::string_view text) noexcept {
     return make_error_code(errc::auth_error);
   }
   return make_error_code(errc::redis_error);
+}
+
+bool is_permission_error(std::string_view text) noexcept {
+  return starts_with(text, "NOPERM") ||
+         text.find("The user executing the script can't") != std::string_view::npos;
 }
 
 bool is_noscript(std::string_view text) noexcept {

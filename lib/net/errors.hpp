@@ -13,6 +13,7 @@ namespace redlock::net {
 struct NetError {
   std::error_code code;
   std::string detail;
+  int uv_status = 0;  ///< the libuv code behind a from_uv() error (lets a layer reword it)
 };
 
 /// "connection refused (ECONNREFUSED)"; "connection closed by peer (EOF)" for UV_EOF.
@@ -29,6 +30,10 @@ NetError from_reader(std::string_view where, std::string_view reader_error);
 /// password" / "invalid username-password pair" wordings of older servers; redis_error
 /// otherwise.
 std::error_code classify_error_reply(std::string_view text) noexcept;
+
+/// True for an ACL denial: NOPERM, or its wording for a command or key inside a script
+/// ("The user executing the script can't ...").
+bool is_permission_error(std::string_view text) noexcept;
 
 /// True for the EVALSHA miss that triggers the EVAL fallback.
 bool is_noscript(std::string_view text) noexcept;

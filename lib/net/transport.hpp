@@ -1,8 +1,8 @@
 #pragma once
-// The byte stream under a Connection: plain TCP or a unix socket today. TLS fits in as
-// one more Transport (OpenSSL with memory BIOs between a plain stream and the
-// Connection: ciphertext to and from the socket, plaintext to and from the RESP codec),
-// and the Connection does not change: it only connects, writes bytes and hears events.
+// The byte stream under a Connection: plain TCP, a unix socket, or TLS over TCP
+// (net/tls_transport.hpp: OpenSSL with memory BIOs between the TCP transport and the
+// Connection). The Connection does not care which: it only connects, writes bytes and
+// hears events.
 
 #include <cstddef>
 #include <string>
@@ -41,6 +41,9 @@ class Transport {
   /// The sink hears nothing more; the transport frees itself once libuv closed its
   /// handles (so the loop must keep running). Idempotent.
   virtual void close() = 0;
+  /// True while the stream is up but a security handshake is still under way, so that a
+  /// connect deadline passing then is reported as the handshake's, not the socket's.
+  virtual bool handshaking() const noexcept { return false; }
 
  protected:
   virtual ~Transport() = default;
