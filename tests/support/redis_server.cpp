@@ -75,6 +75,23 @@ bool is_executable(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
+// The first `name` on $PATH, or "" when there is none.
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    std::size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + name;
+    if (is_executable(candidate)) return candidate;
+    start = end + 1;
+  }
+  return {};
+}
+
 Reply convert(const redisReply* reply) {
   Reply out;
   out.type = reply->type;
@@ -132,6 +149,128 @@ std::string percent_encode(const std::string& text) {
   return out;
 }
 
+// Runs a tool to completion with its output appended to `log`; returns its wait status.
+int run_tool(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork: " + errno_text(errno));
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec: the test process may have threads.
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+// The recipe of compose/local-cluster (make_certs): P-256 keys, a self-signed CA, and
+// leaf certificates with the usage and names that OpenSSL's verification checks.
+void make_certificates(TestCertificates& files) {
+  const std::string openssl = find_on_path("openssl");
+  if (openssl.empty()) {
+    throw std::runtime_error(
+        "openssl not found on PATH (apt-get install openssl): the TLS "
+        "tests make their certificates with it");
+  }
+  const std::string& dir = files.dir;
+  const std::string log = dir + "/openssl.log";
+  const std::vector<std::string> new_key = {"-newkey", "ec", "-pkeyopt",
+                                            "ec_paramgen_curve:prime256v1", "-nodes"};
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), openssl);
+    if (run_tool(args, log) != 0) {
+      throw std::runtime_error("making test certificates failed: openssl " + args[1] + "\n" +
+                               tail_of(log, 20));
+    }
+  };
+  auto make_ca = [&](const std::string& name, const std::string& subject) {
+    std::vector<std::string> args = {"req", "-x509"};
+    args.insert(args.end(), new_key.begin(), new_key.end());
+    args.insert(args.end(), {"-days", "3650", "-subj", subject, "-keyout",
+                             dir + "/" + name + ".key", "-out", dir + "/" + name + ".crt"});
+    run(args);
+  };
+  auto make_leaf = [&](const std::string& name, const std::string& subject,
+                       const std::string& extensions) {
+    std::vector<std::string> args = {"req"};
+    args.insert(args.end(), new_key.begin(), new_key.end());
+    args.insert(args.end(), {"-subj", subject, "-keyout", dir + "/" + name + ".key", "-out",
+                             dir + "/" + name + ".csr"});
+    run(args);
+    write_file(dir + "/" + name + ".ext", extensions);
+    run({"x509", "-req", "-in", dir + "/" + name + ".csr", "-CA", dir + "/ca.crt", "-CAkey",
+         dir + "/ca.key", "-CAcreateserial", "-days", "3650", "-extfile", dir + "/" + name + ".ext",
+         "-out", dir + "/" + name + ".crt"});
+  };
+  make_ca("ca", "/CN=redlock test CA");
+  make_ca("other-ca", "/CN=redlock untrusted test CA");
+  make_leaf("server", "/CN=localhost",
+            "basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
+            "subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\n");
+  make_leaf("client", "/CN=redlock-test-client",
+            "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n");
+  files.ca_cert = dir + "/ca.crt";
+  files.server_cert = dir + "/server.crt";
+  files.server_key = dir + "/server.key";
+  files.client_cert = dir + "/client.crt";
+  files.client_key = dir + "/client.key";
+  files.other_ca_cert = dir + "/other-ca.crt";
+}
+
+// The PKI lives as long as the process; redis-server reads the files only at start-up.
+class CertificateDirectory {
+ public:
+  CertificateDirectory() {
+    files_.dir = make_temp_dir();
+    try {
+      make_certificates(files_);
+    } catch (...) {
+      remove();
+      throw;
+    }
+  }
+  ~CertificateDirectory() { remove(); }
+  CertificateDirectory(const CertificateDirectory&) = delete;
+  CertificateDirectory& operator=(const CertificateDirectory&) = delete;
+
+  const TestCertificates& files() const { return files_; }
+
+ private:
+  void remove() {
+    std::error_code ignored;
+    std::filesystem::remove_all(files_.dir, ignored);
+  }
+
+  TestCertificates files_;
+};
+
+const char* tls_auth_clients(TlsClientAuth auth) {
+  switch (auth) {
+    case TlsClientAuth::required:
+      return "yes";
+    case TlsClientAuth::optional:
+      return "optional";
+    case TlsClientAuth::none:
+      return "no";
+  }
+  return "yes";
+}
+
 }  // namespace
 
 bool Reply::is_nil() const {
@@ -151,31 +290,29 @@ std::string redis_server_binary() {
     }
     return env;
   }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/redis-server";
-    if (is_executable(candidate)) return candidate;
-    start = end + 1;
-  }
+  if (std::string found = find_on_path("redis-server"); !found.empty()) return found;
   throw std::runtime_error(
       "redis-server not found on PATH (install redis-server, or set $REDIS_SERVER): the "
       "integration tests need a real Redis");
 }
 
+const TestCertificates& test_certificates() {
+  // A failure leaves the static uninitialised, so the next caller tries again.
+  static const CertificateDirectory certificates;
+  return certificates.files();
+}
+
 RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
   const std::string binary = redis_server_binary();
+  if (options_.tls) test_certificates();  // before the directory exists: it may throw
   // A write to a socket whose peer died must be an error, not a process-killing signal.
   ::signal(SIGPIPE, SIG_IGN);
   dir_ = make_temp_dir();
   std::string last_failure;
   for (int attempt = 0; attempt < max_port_attempts; ++attempt) {
     port_ = free_port();
+    plain_port_ = port_;
+    while (options_.tls && plain_port_ == port_) plain_port_ = free_port();
     spawn();
     std::string why;
     if (wait_ready(why)) return;
@@ -204,7 +341,7 @@ std::vector<std::string> RedisServer::command_line() const {
                                    "--bind",
                                    "127.0.0.1",
                                    "--port",
-                                   std::to_string(port_),
+                                   std::to_string(plain_port_),
                                    "--dir",
                                    dir_,
                                    "--daemonize",
@@ -221,6 +358,13 @@ std::vector<std::string> RedisServer::command_line() const {
   if (!options_.password.empty()) args.insert(args.end(), {"--requirepass", options_.password});
   if (options_.unix_socket) {
     args.insert(args.end(), {"--unixsocket", unix_path(), "--unixsocketperm", "700"});
+  }
+  if (options_.tls) {
+    const TestCertificates& certificates = test_certificates();
+    args.insert(args.end(), {"--tls-port", std::to_string(port_), "--tls-cert-file",
+                             certificates.server_cert, "--tls-key-file", certificates.server_key,
+                             "--tls-ca-cert-file", certificates.ca_cert, "--tls-auth-clients",
+                             tls_auth_clients(options_.tls_client_auth)});
   }
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   return args;
@@ -274,7 +418,7 @@ bool RedisServer::wait_ready(std::string& why) {
       return false;
     }
     timeval tv{0, 200'000};
-    redisContext* context = redisConnectWithTimeout("127.0.0.1", port_, tv);
+    redisContext* context = redisConnectWithTimeout("127.0.0.1", plain_port_, tv);
     if (context == nullptr || context->err) {
       if (context) redisFree(context);
       std::this_thread::sleep_for(5ms);
@@ -312,7 +456,7 @@ bool RedisServer::wait_ready(std::string& why) {
     // A server that answers is only ours if it has our pid: the port may have been
     // taken by another process between free_port() and our bind.
     if (info.find("process_id:" + std::to_string(pid_) + "\r") == std::string::npos) {
-      why = "port " + std::to_string(port_) + " is served by another process";
+      why = "port " + std::to_string(plain_port_) + " is served by another process";
       return false;
     }
     if (pong) return true;
@@ -348,12 +492,14 @@ void RedisServer::drop_client() {
 }
 
 std::string RedisServer::url() const {
-  return "redis://127.0.0.1:" + std::to_string(port_);
+  return (options_.tls ? "rediss://" : "redis://") + std::string("127.0.0.1:") +
+         std::to_string(port_);
 }
 
 std::string RedisServer::url_with_password() const {
   if (options_.password.empty()) return url();
-  return "redis://:" + percent_encode(options_.password) + "@127.0.0.1:" + std::to_string(port_);
+  return (options_.tls ? "rediss://:" : "redis://:") + percent_encode(options_.password) +
+         "@127.0.0.1:" + std::to_string(port_);
 }
 
 std::string RedisServer::unix_path() const {
@@ -418,10 +564,10 @@ void RedisServer::restart() {
 
 Reply RedisServer::command(std::vector<std::string> argv) {
   std::lock_guard lock(client_mutex_);
-  const std::string where = "redis 127.0.0.1:" + std::to_string(port_) + ": ";
+  const std::string where = "redis 127.0.0.1:" + std::to_string(plain_port_) + ": ";
   if (client_ == nullptr) {
     timeval tv{2, 0};
-    redisContext* context = redisConnectWithTimeout("127.0.0.1", port_, tv);
+    redisContext* context = redisConnectWithTimeout("127.0.0.1", plain_port_, tv);
     if (context == nullptr || context->err) {
       std::string error = context ? context->errstr : "cannot allocate a context";
       if (context) redisFree(context);

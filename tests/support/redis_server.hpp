@@ -36,6 +36,25 @@ struct Reply {
   bool is_status(const std::string& text) const;  ///< e.g. is_status("OK")
 };
 
+/// Whether a TLS server demands a client certificate (redis' tls-auth-clients).
+enum class TlsClientAuth { required, optional, none };
+
+/// A throw-away PKI for TLS tests, made with the openssl CLI the first time it is asked
+/// for, once per process, in a temporary directory that is removed at exit. The server
+/// certificate is valid for localhost, 127.0.0.1 and ::1 (and nothing else); all keys are
+/// P-256. Throws std::runtime_error with openssl's output when openssl is missing or
+/// fails. Thread-safe.
+struct TestCertificates {
+  std::string dir;
+  std::string ca_cert;  ///< signed the server and the client certificate
+  std::string server_cert;
+  std::string server_key;
+  std::string client_cert;  ///< extendedKeyUsage clientAuth, CN redlock-test-client
+  std::string client_key;
+  std::string other_ca_cert;  ///< a CA that signed neither: trusting only it must fail
+};
+const TestCertificates& test_certificates();
+
 struct RedisServerOptions {
   /// --appendonly yes --appendfsync always (else --save '' --appendonly no).
   bool appendonly_always = false;
@@ -45,6 +64,12 @@ struct RedisServerOptions {
   std::vector<std::string> extra_args;
   /// Also listen on a unix socket in the server's directory (see unix_path()).
   bool unix_socket = false;
+  /// Serve TLS on port(), with the certificates of test_certificates(); url() becomes
+  /// rediss://. The server then also listens in plain text on plain_port(): command() and
+  /// the start-up check use that port, so the fixture's own channel stays plain RESP over
+  /// hiredis and works whatever the TLS settings under test are.
+  bool tls = false;
+  TlsClientAuth tls_client_auth = TlsClientAuth::required;
 };
 
 /// One real redis-server child process.
@@ -60,8 +85,11 @@ class RedisServer {
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
 
+  /// The port that clients under test use: TLS when options.tls, else plain.
   std::uint16_t port() const { return port_; }
-  /// "redis://127.0.0.1:<port>", without credentials.
+  /// The plain-text port: port() unless options.tls, then a second port of the server.
+  std::uint16_t plain_port() const { return plain_port_; }
+  /// "redis://127.0.0.1:<port>" ("rediss://" when options.tls), without credentials.
   std::string url() const;
   /// url() with the password ("redis://:<password>@127.0.0.1:<port>"), or url() when the
   /// server has none.
@@ -87,10 +115,10 @@ class RedisServer {
   /// waits for PING. A server that is still running is killed first.
   void restart();
 
-  /// Runs one command over a blocking hiredis connection of the test side (2 s timeout),
-  /// authenticating with the password first. Throws std::runtime_error on an I/O error or
-  /// timeout (the connection is then dropped and re-opened by the next call). Error
-  /// replies are returned, not thrown.
+  /// Runs one command over a blocking hiredis connection of the test side (2 s timeout,
+  /// to plain_port()), authenticating with the password first. Throws std::runtime_error
+  /// on an I/O error or timeout (the connection is then dropped and re-opened by the next
+  /// call). Error replies are returned, not thrown.
   Reply command(std::vector<std::string> argv);
 
   /// The server's working directory (log: dir() + "/redis.log").
@@ -109,6 +137,7 @@ class RedisServer {
   RedisServerOptions options_;
   std::string dir_;
   std::uint16_t port_ = 0;
+  std::uint16_t plain_port_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;
   mutable bool exited_ = false;
