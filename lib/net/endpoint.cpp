@@ -44,6 +44,11 @@ std::string mask(std::string_view url) {
   std::string_view rest = url.substr(start);
   bool unix_socket = starts_with_nocase(url, unix_prefix);
   std::size_t at = credentials_end(rest, unix_socket);
+  // "unix://:pw@tmp/redis.sock" (path not absolute) is refused, and the refusal quotes
+  // the URL: without a "@/" the credentials are taken to end at the last '@' instead.
+  if (at == std::string_view::npos && unix_socket && !rest.empty() && rest.front() != '/') {
+    at = rest.rfind('@');
+  }
   if (at == std::string_view::npos) return std::string(url);
   std::string_view userinfo = rest.substr(0, at);
   std::size_t colon = userinfo.find(':');

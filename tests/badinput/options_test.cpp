@@ -174,6 +174,13 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedUrl{"redis://host!:6379",
                      "nodes: invalid node URL \"redis://host!:6379\": "
                      "bad character in host 'host!'"},
+        // The password must be masked although the credentials are not followed by "@/".
+        MalformedUrl{"unix://:secret@tmp/redis.sock",
+                     "nodes: invalid node URL \"unix://:***@tmp/redis.sock\": socket path must "
+                     "be absolute (write unix:///path/to/redis.sock)"},
+        MalformedUrl{"unix://:secret@",
+                     "nodes: invalid node URL \"unix://:***@\": socket path must be absolute "
+                     "(write unix:///path/to/redis.sock)"},
         MalformedUrl{"unix://redis.sock",
                      "nodes: invalid node URL \"unix://redis.sock\": "
                      "socket path must be absolute (write "
