@@ -836,6 +836,10 @@ class ConnectionImpl final : public Connection, private TransportSink {
     if (!callback) return;
     if (!denied.empty()) {
       callback(ReplyView{classify_error_reply(text), denied, reply});
+    } else if (is_error && text.empty()) {
+      // "-\r\n" gives no reason, yet every error detail must say what happened and where.
+      const std::string detail = where_ + ": error reply without text";
+      callback(ReplyView{classify_error_reply(text), detail, reply});
     } else if (is_error) {
       callback(ReplyView{classify_error_reply(text), text, reply});
     } else {

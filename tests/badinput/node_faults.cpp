@@ -168,6 +168,9 @@ std::vector<NodeFault> node_faults() {
        "OOM command not allowed when used memory > 'maxmemory'", false},
       {"ClusterMoved", [](std::size_t n) { return answering(n, "-MOVED 3999 127.0.0.1:6381\r\n"); },
        errc::redis_error, NodeStatus::redis_error, "MOVED 3999 127.0.0.1:6381", false},
+      // Found by fuzz_node_replies: the detail was empty, so the message gave no reason.
+      {"EmptyErrorReply", [](std::size_t n) { return answering(n, "-\r\n"); }, errc::redis_error,
+       NodeStatus::redis_error, "error reply without text", true},
       {"UnexpectedReplyType", [](std::size_t n) { return answering(n, ":7\r\n"); },
        errc::protocol_error, NodeStatus::redis_error,
        "unexpected reply to the acquire script: integer 7", true},
