@@ -97,8 +97,7 @@ int run(const Config& config) {
   const auto wall_start = Clock::now();
   window.open();
   if (window.fixed_ops()) {
-    const auto give_up = wall_start + std::chrono::minutes(10);
-    while (!window.ops_done() && Clock::now() < give_up) std::this_thread::sleep_for(milliseconds(1));
+    window.wait_for_ops(std::chrono::minutes(10));
   } else {
     sleep_seconds(config.duration_s);
   }

@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 
 namespace redlock_bench {
@@ -35,9 +37,19 @@ class Window {
   }
 
   /// Called with every attempt completed inside the window (success or failure).
-  void completed() { completed_.fetch_add(1, std::memory_order_relaxed); }
-  /// True once --ops attempts completed inside the window.
-  bool ops_done() const { return ops_ && completed_.load(std::memory_order_relaxed) >= *ops_; }
+  void completed() {
+    if (completed_.fetch_add(1, std::memory_order_relaxed) + 1 == ops_.value_or(0)) {
+      std::lock_guard lock(done_mutex_);
+      done_.notify_all();
+    }
+  }
+  /// With --ops: waits until that many attempts completed inside the window, or `limit`
+  /// passed. Blocking rather than polling keeps the bench's own wakeups out of the
+  /// per-cycle counts.
+  void wait_for_ops(Clock::duration limit) {
+    std::unique_lock lock(done_mutex_);
+    done_.wait_for(lock, limit, [&] { return completed_.load(std::memory_order_relaxed) >= *ops_; });
+  }
   bool fixed_ops() const { return ops_.has_value(); }
 
  private:
@@ -46,6 +58,8 @@ class Window {
   std::optional<std::uint64_t> ops_;
   std::atomic<std::uint64_t> started_{0};
   std::atomic<std::uint64_t> completed_{0};
+  std::mutex done_mutex_;
+  std::condition_variable done_;
 };
 
 }  // namespace redlock_bench
