@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "drain.hpp"
 #include "duration.hpp"
 #include "exit_codes.hpp"
 #include "report.hpp"
@@ -46,6 +47,7 @@ int acquire(const GlobalOptions& globals, const AcquireArguments& args) {
   auto client = globals.make_client();
   auto acquired = client->lock(args.key, options);
   if (!acquired) {
+    drain(*client, args.key);
     report_failure("acquire \"" + args.key + "\"", acquired.error(), client->quorum());
     return exit_code_for(acquired.error());
   }

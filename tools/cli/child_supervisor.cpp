@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <string>
 #include <system_error>
@@ -34,8 +35,15 @@ ChildOutcome supervise(ChildProcess& child, const Lock& lock, SignalWatch& signa
   auto declare_lost = [&](const std::string& why) {
     outcome.lost = true;
     child.signal(lost_signal);
-    report(why + "; sent " + signal_name(lost_signal) + " to the command (pid " +
-           std::to_string(child.pid()) + ")");
+    // How much validity was left when the command was told shows that it was told in
+    // time: before anyone else could have been granted the lock.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        lock.valid_until() - std::chrono::steady_clock::now());
+    std::string message = why + "; sent " + signal_name(lost_signal) + " to the command (pid " +
+                          std::to_string(child.pid()) + ")";
+    if (left.count() > 0)
+      message += " with " + std::to_string(left.count()) + " ms of validity left";
+    report(message);
   };
 
   pollfd watched[2] = {{signals.fd(), POLLIN, 0}, {lost.fd(), POLLIN, 0}};

@@ -10,6 +10,7 @@
 
 #include "child_process.hpp"
 #include "child_supervisor.hpp"
+#include "drain.hpp"
 #include "duration.hpp"
 #include "exit_codes.hpp"
 #include "interruptible_lock.hpp"
@@ -78,6 +79,7 @@ int run(const GlobalOptions& globals, const RunArguments& args) {
   }
   auto& acquired = *acquisition.result;
   if (!acquired) {
+    drain(*client, args.key);
     report_failure("run \"" + args.key + "\"", acquired.error(), client->quorum());
     return exit_code_for(acquired.error(), args.conflict_exit_code);
   }
@@ -98,11 +100,13 @@ int run(const GlobalOptions& globals, const RunArguments& args) {
   } catch (const std::system_error& e) {
     report("cannot run \"" + args.command.front() + "\": " + e.code().message());
     (void)lock.unlock();
+    drain(*client, args.key);
     return e.code().value() == ENOENT ? exit_code::not_found : exit_code::cannot_execute;
   }
 
   const auto outcome = supervise(*child, lock, signals, *lost, lost_signal, client->quorum());
   auto released = lock.unlock();
+  drain(*client, args.key);
   if (outcome.lost) return exit_code::lost;
   if (!released) {
     // The command ran under the lock; a release that did not reach a quorum only
