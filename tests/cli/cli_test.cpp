@@ -1,0 +1,511 @@
+// The `redlock` binary against five real redis-server nodes: mutual exclusion between
+// processes, handoff to a waiter, the child's environment and exit code, a lock lost
+// mid-run, nodes down, usage errors, and the acquire/extend/release/status round trip.
+//
+// Time bounds are for liveness only (the machine may be busy); where timing is the
+// point (the handoff, the lost signal arriving within validity) the measurement is
+// printed, and the within-validity claim is checked from the CLI's own report.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/cli_process.hpp"
+#include "support/redis_server.hpp"
+
+namespace redlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+class CliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cluster_ = new RedisCluster(5); }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+
+  void SetUp() override {
+    cluster_->resume_all_and_restart_dead();
+    cluster_->flushall();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "redlock-cli-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+
+  void TearDown() override {
+    cluster_->resume_all_and_restart_dead();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  static RedisCluster& cluster() { return *cluster_; }
+
+  static std::string nodes() {
+    std::string list;
+    for (const auto& url : cluster_->urls()) list += (list.empty() ? "" : ",") + url;
+    return list;
+  }
+
+  /// `--nodes <the five> --node-timeout 100ms args...`: a node timeout generous enough
+  /// for a loaded machine, still short enough for a 1 s TTL.
+  static std::vector<std::string> with_nodes(std::vector<std::string> args) {
+    std::vector<std::string> full = {"--nodes", nodes(), "--node-timeout", "100ms"};
+    full.insert(full.end(), args.begin(), args.end());
+    return full;
+  }
+
+  static CliResult cli(std::vector<std::string> args) {
+    return run_cli(with_nodes(std::move(args)));
+  }
+
+  /// Nodes on which `key` is set (of those running and not paused).
+  static int holders(const std::string& key) {
+    int n = 0;
+    for (std::size_t i = 0; i < cluster_->size(); ++i) {
+      auto& node = (*cluster_)[i];
+      if (!node.running() || node.paused()) continue;
+      n += node.command({"EXISTS", key}).integer == 1;
+    }
+    return n;
+  }
+
+  static std::string value_on(std::size_t node, const std::string& key) {
+    auto reply = (*cluster_)[node].command({"GET", key});
+    return reply.is_nil() ? "" : reply.str;
+  }
+
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  static std::string read(const std::string& file) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  /// Polls `done` every 5 ms for at most `timeout`.
+  template <typename Predicate>
+  static bool eventually(Predicate done, milliseconds timeout = 10s) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(5ms);
+    }
+    return true;
+  }
+
+  bool exists(const std::string& name) const { return std::filesystem::exists(path(name)); }
+
+  /// Nanoseconds since the epoch as `date +%s%N` writes them.
+  static long long wall_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
+  static long long read_ns(const std::string& file) { return std::stoll(read(file)); }
+
+  std::string dir_;
+
+ private:
+  static inline RedisCluster* cluster_ = nullptr;
+};
+
+std::string describe(const CliResult& result) {
+  return "exit " + std::to_string(result.exit_code) + " after " +
+         std::to_string(result.elapsed.count()) + " ms\nstdout:\n" + result.out + "stderr:\n" +
+         result.err;
+}
+
+/// `key value` lines of the plain acquire output.
+std::string field(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  std::string key;
+  std::string value;
+  while (in >> key >> value) {
+    if (key == name) return value;
+  }
+  return "";
+}
+
+TEST_F(CliTest, TwoNonblockingRunsOneRunsTheOtherExitsOneAtOnce) {
+  CliProcess a(
+      with_nodes({"run", "--nonblock", "race", "--", "sh", "-c", "echo $REDLOCK_VALUE; sleep 2"}));
+  CliProcess b(
+      with_nodes({"run", "--nonblock", "race", "--", "sh", "-c", "echo $REDLOCK_VALUE; sleep 2"}));
+  ASSERT_TRUE(wait_all({&a, &b}, 30s));
+  const auto ra = a.result();
+  const auto rb = b.result();
+  const auto& winner = ra.exit_code == 0 ? ra : rb;
+  const auto& loser = ra.exit_code == 0 ? rb : ra;
+  EXPECT_EQ(winner.exit_code, 0) << describe(ra) << describe(rb);
+  EXPECT_EQ(loser.exit_code, 1) << describe(ra) << describe(rb);
+  EXPECT_THAT(loser.err, HasSubstr("held by another owner"));
+  // "At once": the loser did not wait for the winner's two seconds.
+  EXPECT_GE(winner.elapsed, 2000ms);
+  EXPECT_LT(loser.elapsed, winner.elapsed - 500ms) << describe(loser);
+  std::cout << "[ info ] loser exited after " << loser.elapsed.count() << " ms, winner after "
+            << winner.elapsed.count() << " ms\n";
+  // Neither the winner's release nor the loser's clean-up of its partial grants was cut
+  // short by the process exiting.
+  std::string left;
+  for (std::size_t i = 0; i < cluster().size(); ++i) left += " [" + value_on(i, "race") + "]";
+  EXPECT_EQ(holders("race"), 0) << "values left on the nodes:" << left
+                                << "\nwinner's: " << winner.out;
+}
+
+TEST_F(CliTest, WaitingRunStartsRightAfterTheHolderFinishes) {
+  CliProcess first(with_nodes(
+      {"run", "handoff", "--", "sh", "-c", "sleep 2; date +%s%N > '" + path("first_end") + "'"}));
+  ASSERT_TRUE(eventually([&] { return holders("handoff") >= 3; })) << first.err();
+  CliProcess second(with_nodes({"run", "--wait", "5s", "handoff", "--", "sh", "-c",
+                                "date +%s%N > '" + path("second_start") + "'"}));
+  ASSERT_TRUE(wait_all({&first, &second}, 30s));
+  EXPECT_EQ(first.result().exit_code, 0) << describe(first.result());
+  ASSERT_EQ(second.result().exit_code, 0) << describe(second.result());
+  const long long handoff_us = (read_ns(path("second_start")) - read_ns(path("first_end"))) / 1000;
+  // Mutual exclusion: the second command started only after the first one ended.
+  EXPECT_GT(handoff_us, 0);
+  // From the first command's last act to the second command's first: the first CLI's
+  // release, the waiter's new attempt, and starting sh.
+  std::cout << "[ info ] handoff: " << handoff_us / 1000.0 << " ms\n";
+  RecordProperty("handoff_us", std::to_string(handoff_us));
+  EXPECT_LT(handoff_us, 2'000'000);
+}
+
+TEST_F(CliTest, ChildSeesKeyValueAndTokenAndNoStaleToken) {
+  const auto script =
+      "printf '%s\\n%s\\n%s\\n' \"$REDLOCK_KEY\" \"$REDLOCK_VALUE\" "
+      "\"${REDLOCK_TOKEN-unset}\" > '" +
+      path("env.tmp") + "'; mv '" + path("env.tmp") + "' '" + path("env") + "'; sleep 1";
+  CliProcess fenced(with_nodes({"run", "--fencing", "env-key", "--", "sh", "-c", script}),
+                    {{"REDLOCK_TOKEN", "999999"}});
+  ASSERT_TRUE(eventually([&] { return exists("env"); })) << fenced.err();
+  std::istringstream lines(read(path("env")));
+  std::string key, value, token;
+  std::getline(lines, key);
+  std::getline(lines, value);
+  std::getline(lines, token);
+  EXPECT_EQ(key, "env-key");
+  EXPECT_EQ(value.size(), 32u);
+  // The value the child sees is the one on the nodes.
+  EXPECT_EQ(value_on(0, "env-key"), value);
+  EXPECT_GE(std::stoull(token), 1u);
+  EXPECT_NE(token, "999999");
+  auto result = fenced.wait_for(30s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 0) << describe(*result);
+
+  // Without --fencing, a token inherited from the environment is not passed on.
+  std::filesystem::remove(path("env"));
+  auto plain = run_cli(with_nodes({"run", "env-key", "--", "sh", "-c", script}),
+                       {{"REDLOCK_TOKEN", "999999"}});
+  EXPECT_EQ(plain.exit_code, 0) << describe(plain);
+  std::istringstream again(read(path("env")));
+  std::getline(again, key);
+  std::getline(again, value);
+  std::getline(again, token);
+  EXPECT_EQ(token, "unset");
+}
+
+TEST_F(CliTest, ExitCodeOfTheChildIsReturnedAndTheLockReleased) {
+  auto seven = cli({"run", "code", "--", "sh", "-c", "exit 7"});
+  EXPECT_EQ(seven.exit_code, 7) << describe(seven);
+  EXPECT_EQ(holders("code"), 0);
+  auto killed = cli({"run", "code", "--", "sh", "-c", "kill -KILL $$"});
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL) << describe(killed);
+  EXPECT_EQ(holders("code"), 0);
+  auto missing = cli({"run", "code", "--", "/nonexistent/command"});
+  EXPECT_EQ(missing.exit_code, 127) << describe(missing);
+  EXPECT_THAT(missing.err, HasSubstr("redlock: cannot run \"/nonexistent/command\""));
+  EXPECT_EQ(holders("code"), 0);
+}
+
+/// Milliseconds of validity the CLI reported having left when it signalled the command.
+long long reported_validity_left(const std::string& err) {
+  std::smatch match;
+  static const std::regex pattern("with ([0-9]+) ms of validity left");
+  return std::regex_search(err, match, pattern) ? std::stoll(match[1]) : -1;
+}
+
+TEST_F(CliTest, LockDeletedOnThreeNodesSignalsTheChildAndExitsFour) {
+  const auto script = "trap 'date +%s%N > \"" + path("signalled") + "\"; exit 0' TERM; touch '" +
+                      path("started") + "'; while :; do sleep 0.05; done";
+  CliProcess run(with_nodes({"run", "--ttl", "1s", "lost", "--", "sh", "-c", script}));
+  ASSERT_TRUE(eventually([&] { return exists("started"); })) << run.err();
+  const auto deleted_at = wall_ns();
+  for (std::size_t i = 0; i < 3; ++i) cluster()[i].command({"DEL", "lost"});
+  auto result = run.wait_for(30s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 4) << describe(*result);
+  ASSERT_TRUE(exists("signalled")) << "the child never got SIGTERM\n" << describe(*result);
+  EXPECT_THAT(result->err, HasSubstr("lost while the command was running"));
+  EXPECT_THAT(result->err, HasSubstr("sent SIGTERM"));
+  // The command was told while the lock was still valid, i.e. before another client
+  // could have been granted it.
+  EXPECT_GT(reported_validity_left(result->err), 0) << result->err;
+  std::cout << "[ info ] child signalled " << (read_ns(path("signalled")) - deleted_at) / 1000000
+            << " ms after the deletion, with " << reported_validity_left(result->err)
+            << " ms of validity left\n";
+}
+
+TEST_F(CliTest, ThreeNodesStoppedSignalsTheChildWithTheLostSignal) {
+  const auto script = "trap 'touch \"" + path("usr1") + "\"; exit 0' USR1; touch '" +
+                      path("started") + "'; while :; do sleep 0.05; done";
+  CliProcess run(with_nodes(
+      {"run", "--ttl", "1s", "--lost-signal", "USR1", "stopped", "--", "sh", "-c", script}));
+  ASSERT_TRUE(eventually([&] { return exists("started"); })) << run.err();
+  for (std::size_t i = 0; i < 3; ++i) cluster()[i].pause();
+  auto result = run.wait_for(30s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 4) << describe(*result);
+  EXPECT_TRUE(exists("usr1")) << describe(*result);
+  EXPECT_GT(reported_validity_left(result->err), 0) << result->err;
+}
+
+TEST_F(CliTest, NoExtendTreatsTheEndOfTheTtlAsLost) {
+  auto result = cli({"run", "--ttl", "1s", "--no-extend", "short", "--", "sleep", "30"});
+  EXPECT_EQ(result.exit_code, 4) << describe(result);
+  EXPECT_LT(result.elapsed, 15s);
+  EXPECT_THAT(result.err, HasSubstr("expired while the command was still running"));
+}
+
+TEST_F(CliTest, ThreeNodesDownExitsThreeWithEachNodesCause) {
+  std::vector<std::string> down;
+  for (std::size_t i = 0; i < 3; ++i) {
+    down.push_back(cluster()[i].url());
+    cluster()[i].kill9();
+  }
+  for (const auto& command : std::vector<std::vector<std::string>>{
+           {"run", "--nonblock", "down", "--", "true"}, {"acquire", "down"}}) {
+    auto result = cli(command);
+    EXPECT_EQ(result.exit_code, 3) << describe(result);
+    EXPECT_THAT(result.err, HasSubstr("quorum unreachable"));
+    for (const auto& url : down) {
+      // One line per node, naming it and its cause.
+      EXPECT_THAT(result.err, HasSubstr("redlock:   " + url + ": connection error")) << result.err;
+    }
+  }
+}
+
+TEST_F(CliTest, BadFlagsExitTwoWithUsage) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"run", "--bogus", "k", "--", "true"},
+      {"run", "--ttl", "30", "k", "--", "true"},
+      {"run", "--wait", "5x", "k", "--", "true"},
+      {"run", "--wait", "1s", "--nonblock", "k", "--", "true"},
+      {"run", "--lost-signal", "NOPE", "k", "--", "true"},
+      {"run", "k"},
+      {"status"},
+      {"frobnicate"},
+      {},
+  };
+  for (const auto& args : bad) {
+    auto result = cli(args);
+    std::string joined;
+    for (const auto& arg : args) joined += arg + " ";
+    EXPECT_EQ(result.exit_code, 2) << joined << "\n" << describe(result);
+    EXPECT_EQ(result.err.rfind("redlock: ", 0), 0u) << joined << "\n" << result.err;
+    EXPECT_THAT(result.err, HasSubstr("--help")) << joined;
+  }
+  auto unit = cli({"run", "--ttl", "30", "k", "--", "true"});
+  EXPECT_THAT(unit.err, HasSubstr("Usage: redlock run"));
+  EXPECT_THAT(unit.err, HasSubstr("needs a unit"));
+  auto no_nodes = run_cli({"status", "k"});
+  EXPECT_EQ(no_nodes.exit_code, 2) << describe(no_nodes);
+  EXPECT_THAT(no_nodes.err, HasSubstr("REDLOCK_NODES"));
+}
+
+TEST_F(CliTest, MalformedNodeUrlExitsTwoNamingIt) {
+  const std::string bad = "redis://127.0.0.1:notaport";
+  auto result = run_cli({"--nodes", nodes() + "," + bad, "status", "k"});
+  EXPECT_EQ(result.exit_code, 2) << describe(result);
+  EXPECT_THAT(result.err, HasSubstr(bad));
+  auto scheme = run_cli({"--nodes", "http://127.0.0.1:6379", "status", "k"});
+  EXPECT_EQ(scheme.exit_code, 2) << describe(scheme);
+  EXPECT_THAT(scheme.err, HasSubstr("http://127.0.0.1:6379"));
+}
+
+TEST_F(CliTest, NodesComeFromTheEnvironmentToo) {
+  auto result = run_cli({"status", "k"}, {{"REDLOCK_NODES", nodes()}});
+  EXPECT_EQ(result.exit_code, 0) << describe(result);
+  EXPECT_THAT(result.out, HasSubstr("5 of 5 nodes answered"));
+}
+
+TEST_F(CliTest, AcquireExtendReleaseRoundTrip) {
+  auto acquired = cli({"--ttl", "30s", "acquire", "trip"});
+  ASSERT_EQ(acquired.exit_code, 0) << describe(acquired);
+  const auto value = field(acquired.out, "value");
+  ASSERT_EQ(value.size(), 32u) << acquired.out;
+  EXPECT_GT(std::stoll(field(acquired.out, "validity_ms")), 20'000);
+  const auto first_token = std::stoull(field(acquired.out, "token"));
+  EXPECT_GE(first_token, 1u);
+  // acquire left the lock held after exiting.
+  for (std::size_t i = 0; i < cluster().size(); ++i) EXPECT_EQ(value_on(i, "trip"), value);
+  EXPECT_GT(cluster()[0].command({"PTTL", "trip"}).integer, 20'000);
+
+  auto busy = cli({"run", "--nonblock", "trip", "--", "true"});
+  EXPECT_EQ(busy.exit_code, 1) << describe(busy);
+  auto busy_code = cli({"run", "--nonblock", "--conflict-exit-code", "75", "trip", "--", "true"});
+  EXPECT_EQ(busy_code.exit_code, 75) << describe(busy_code);
+
+  auto extended = cli({"extend", "--ttl", "2m", "trip", value});
+  EXPECT_EQ(extended.exit_code, 0) << describe(extended);
+  EXPECT_GT(std::stoll(field(extended.out, "validity_ms")), 100'000) << extended.out;
+  EXPECT_GT(cluster()[0].command({"PTTL", "trip"}).integer, 100'000);
+
+  auto wrong = cli({"release", "trip", "0123456789abcdef0123456789abcdef"});
+  EXPECT_EQ(wrong.exit_code, 1) << describe(wrong);
+  EXPECT_EQ(holders("trip"), 5);
+
+  auto released = cli({"release", "trip", value});
+  EXPECT_EQ(released.exit_code, 0) << describe(released);
+  EXPECT_EQ(holders("trip"), 0);
+  auto again = cli({"release", "trip", value});
+  EXPECT_EQ(again.exit_code, 1) << describe(again);
+  auto late = cli({"extend", "trip", value});
+  EXPECT_EQ(late.exit_code, 1) << describe(late);
+
+  auto json = cli({"acquire", "--json", "trip"});
+  ASSERT_EQ(json.exit_code, 0) << describe(json);
+  const auto parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed.at("key"), "trip");
+  EXPECT_EQ(parsed.at("value").get<std::string>().size(), 32u);
+  EXPECT_GT(parsed.at("validity_ms").get<long long>(), 20'000);
+  // Fencing tokens grow across holders.
+  EXPECT_GT(parsed.at("token").get<unsigned long long>(), first_token);
+}
+
+TEST_F(CliTest, StatusJsonShape) {
+  auto acquired = cli({"acquire", "shape"});
+  ASSERT_EQ(acquired.exit_code, 0) << describe(acquired);
+  const auto value = field(acquired.out, "value");
+  const auto down = cluster()[4].url();
+  cluster()[4].kill9();
+
+  auto status = cli({"status", "--json", "shape"});
+  ASSERT_EQ(status.exit_code, 0) << describe(status);
+  const auto json = nlohmann::json::parse(status.out);
+  EXPECT_EQ(json.at("key"), "shape");
+  EXPECT_EQ(json.at("quorum"), 3);
+  EXPECT_EQ(json.at("holder"), value);
+  ASSERT_EQ(json.at("nodes").size(), 5u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto& node = json.at("nodes")[i];
+    EXPECT_EQ(node.at("node"), cluster()[i].url());
+    EXPECT_EQ(node.at("reachable"), true);
+    EXPECT_EQ(node.at("state"), "held");
+    EXPECT_EQ(node.at("holder"), value);
+    EXPECT_GT(node.at("remaining_ttl_ms").get<long long>(), 0);
+    EXPECT_LE(node.at("remaining_ttl_ms").get<long long>(), 30'000);
+    EXPECT_TRUE(node.at("error").is_null());
+  }
+  const auto& dead = json.at("nodes")[4];
+  EXPECT_EQ(dead.at("node"), down);
+  EXPECT_EQ(dead.at("reachable"), false);
+  EXPECT_EQ(dead.at("state"), "connection_error");
+  EXPECT_TRUE(dead.at("holder").is_null());
+  EXPECT_TRUE(dead.at("remaining_ttl_ms").is_null());
+  EXPECT_TRUE(dead.at("error").is_string());
+
+  auto plain = cli({"status", "shape"});
+  EXPECT_EQ(plain.exit_code, 0) << describe(plain);
+  EXPECT_THAT(plain.out, HasSubstr("held by " + value + " on 4 of 5 nodes"));
+
+  auto free_key = cli({"status", "--json", "nobody"});
+  EXPECT_TRUE(nlohmann::json::parse(free_key.out).at("holder").is_null());
+  EXPECT_EQ(nlohmann::json::parse(free_key.out).at("nodes")[0].at("state"), "free");
+
+  cluster()[3].kill9();
+  cluster()[2].kill9();
+  auto blind = cli({"status", "shape"});
+  EXPECT_EQ(blind.exit_code, 3) << describe(blind);
+}
+
+TEST_F(CliTest, WatchdogKeepsAShortLockHeldAndReleasesItPromptly) {
+  CliProcess holder(with_nodes({"run", "--ttl", "1s", "dog", "--", "sleep", "5"}));
+  ASSERT_TRUE(eventually([&] { return holders("dog") >= 3; })) << holder.err();
+  int refused_after_two_ttls = 0;
+  while (!holder.exited()) {
+    auto other = cli({"run", "--nonblock", "dog", "--", "true"});
+    if (holder.exited()) break;  // the sample straddled the end: it proves nothing
+    EXPECT_EQ(other.exit_code, 1) << describe(other);
+    if (std::chrono::steady_clock::now() - holder.started() > 2s) ++refused_after_two_ttls;
+    std::this_thread::sleep_for(300ms);
+  }
+  auto result = holder.wait_for(30s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 0) << describe(*result);
+  EXPECT_GE(refused_after_two_ttls, 2);
+  // Released at exit, not left to expire.
+  EXPECT_EQ(holders("dog"), 0);
+  auto next = cli({"run", "--nonblock", "dog", "--", "true"});
+  EXPECT_EQ(next.exit_code, 0) << describe(next);
+}
+
+TEST_F(CliTest, SignalsAreForwardedToTheChild) {
+  const auto script =
+      "trap 'exit 42' INT; touch '" + path("started") + "'; while :; do sleep 0.05; done";
+  CliProcess interrupted(with_nodes({"run", "sig", "--", "sh", "-c", script}));
+  ASSERT_TRUE(eventually([&] { return exists("started"); })) << interrupted.err();
+  interrupted.signal(SIGINT);
+  auto result = interrupted.wait_for(30s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 42) << describe(*result);
+  EXPECT_EQ(holders("sig"), 0);
+
+  CliProcess terminated(with_nodes({"run", "sig", "--", "sleep", "30"}));
+  ASSERT_TRUE(eventually([&] { return holders("sig") >= 3; })) << terminated.err();
+  std::this_thread::sleep_for(200ms);  // let sleep start
+  terminated.signal(SIGTERM);
+  auto term = terminated.wait_for(30s);
+  ASSERT_TRUE(term);
+  EXPECT_EQ(term->exit_code, 128 + SIGTERM) << describe(*term);
+  EXPECT_LT(term->elapsed, 20s);
+  EXPECT_EQ(holders("sig"), 0);
+}
+
+TEST_F(CliTest, SignalWhileWaitingGivesUpWithoutRunning) {
+  auto acquired = cli({"acquire", "queue"});
+  ASSERT_EQ(acquired.exit_code, 0) << describe(acquired);
+  CliProcess waiter(with_nodes({"run", "--wait", "60s", "queue", "--", "touch", path("ran")}));
+  std::this_thread::sleep_for(500ms);
+  ASSERT_FALSE(waiter.exited()) << describe(waiter.result());
+  waiter.signal(SIGTERM);
+  auto result = waiter.wait_for(10s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 128 + SIGTERM) << describe(*result);
+  EXPECT_FALSE(exists("ran"));
+}
+
+TEST_F(CliTest, EverySubcommandHasHelpWithAnExample) {
+  for (const std::string sub : {"", "run", "acquire", "release", "extend", "status"}) {
+    std::vector<std::string> args;
+    if (!sub.empty()) args.push_back(sub);
+    args.push_back("--help");
+    auto result = run_cli(args);
+    EXPECT_EQ(result.exit_code, 0) << sub << "\n" << describe(result);
+    EXPECT_THAT(result.out, HasSubstr("Usage: redlock")) << sub;
+    EXPECT_THAT(result.out, HasSubstr("Example")) << sub;
+    EXPECT_THAT(result.out, HasSubstr("--nodes")) << sub;
+  }
+}
+
+}  // namespace
+}  // namespace redlock::test
