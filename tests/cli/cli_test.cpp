@@ -364,6 +364,9 @@ TEST_F(CliTest, AcquireExtendReleaseRoundTrip) {
   EXPECT_EQ(busy.exit_code, 1) << describe(busy);
   auto busy_code = cli({"run", "--nonblock", "--conflict-exit-code", "75", "trip", "--", "true"});
   EXPECT_EQ(busy_code.exit_code, 75) << describe(busy_code);
+  auto busy_quiet = cli({"run", "--nonblock", "--quiet", "trip", "--", "true"});
+  EXPECT_EQ(busy_quiet.exit_code, 1) << describe(busy_quiet);
+  EXPECT_EQ(busy_quiet.err, "");
 
   auto extended = cli({"extend", "--ttl", "2m", "trip", value});
   EXPECT_EQ(extended.exit_code, 0) << describe(extended);

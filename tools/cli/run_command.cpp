@@ -37,6 +37,7 @@ struct RunArguments {
   bool nonblock = false;
   bool fencing = false;
   bool no_extend = false;
+  bool quiet = false;
   int conflict_exit_code = exit_code::conflict;
   std::string lost_signal = "TERM";
 };
@@ -80,7 +81,9 @@ int run(const GlobalOptions& globals, const RunArguments& args) {
   auto& acquired = *acquisition.result;
   if (!acquired) {
     drain(*client, args.key);
-    report_failure("run \"" + args.key + "\"", acquired.error(), client->quorum());
+    if (!(args.quiet && acquired.error() == errc::conflict)) {
+      report_failure("run \"" + args.key + "\"", acquired.error(), client->quorum());
+    }
     return exit_code_for(acquired.error(), args.conflict_exit_code);
   }
   Lock lock = std::move(*acquired);
@@ -136,6 +139,9 @@ Subcommand add_run_command(CLI::App& parent, GlobalOptions& globals) {
                 "Pass a fencing token (greater than every earlier holder's) in REDLOCK_TOKEN");
   app->add_flag("--no-extend", args->no_extend,
                 "Do not extend the lock: the command gets --lost-signal if it outlives the TTL");
+  app->add_flag("--quiet,-q", args->quiet,
+                "Say nothing when the lock is held by another owner (a cron job on many "
+                "hosts would otherwise mail it every time)");
   app->add_option("--conflict-exit-code", args->conflict_exit_code,
                   "Exit code when the lock is held by another owner")
       ->type_name("CODE")
