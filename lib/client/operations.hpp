@@ -45,7 +45,8 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
 void start_status(const std::shared_ptr<Engine>& engine, std::string key,
                   std::chrono::milliseconds node_timeout, StatusDone done);
 
-/// A key as it appears in messages: quoted, cut after 64 bytes.
+/// A key as it appears in messages: quoted, control bytes and quotes as \xNN, cut after
+/// 64 bytes.
 std::string quote_key(std::string_view key);
 
 /// errc::cancelled, "client closed".

@@ -134,9 +134,9 @@ TEST_F(ArgumentTest, EmptyKeyIsRefused) {
 }
 
 // Keys are byte strings end to end (RESP bulk strings, Lua strings): a NUL inside must
-// neither truncate the key nor make two keys one.
+// neither truncate the key nor make two keys one, and messages show it escaped.
 TEST_F(ArgumentTest, BinaryKeyWithNulBytesLocksShowsStatusAndUnlocks) {
-  const std::string prefix = test_key();
+  const std::string prefix = "badinput-bin";
   const std::string key = prefix + std::string("\0bin\0\xff\x01", 7);
   auto lock = client().try_lock(key, ttl);
   ASSERT_TRUE(lock) << lock.error().message();
@@ -155,6 +155,14 @@ TEST_F(ArgumentTest, BinaryKeyWithNulBytesLocksShowsStatusAndUnlocks) {
   auto other = client().try_lock(prefix, ttl);
   ASSERT_TRUE(other) << other.error().message();
   ASSERT_TRUE(other->unlock());
+
+  auto second = Client::create(options(healthy_urls(5)))->try_lock(key, ttl);
+  ASSERT_FALSE(second);
+  RecordProperty("message", second.error().message());
+  EXPECT_EQ(second.error(), errc::conflict);
+  EXPECT_THAT(second.error().message(),
+              StartsWith("lock \"badinput-bin\\x00bin\\x00\xff\\x01\" not acquired: "));
+  EXPECT_EQ(second.error().message().find('\0'), std::string::npos);
 
   ASSERT_TRUE(lock->unlock());
   expect_not_held(client(), key, {0, 1, 2, 3, 4});
