@@ -1,5 +1,6 @@
 #include "client/engine.hpp"
 
+#include <cctype>
 #include <future>
 #include <stdexcept>
 
@@ -11,11 +12,18 @@ namespace redlock::detail {
 namespace {
 
 std::string identity(const net::Endpoint& endpoint) {
-  // Two URLs that reach the same server and database are one node, however spelled.
-  if (endpoint.scheme == net::Scheme::unix_socket) {
-    return "unix:" + endpoint.path + "/" + std::to_string(endpoint.db);
+  // Two URLs that reach the same server are one node, however spelled. The database is
+  // left out: two databases of one server fail together (a restart without fsync loses
+  // both votes at once), so they are not independent masters. Host names compare
+  // without case; resolving them here would block, so a name and an address of the
+  // same server still count as two (docs/errors.md).
+  if (endpoint.scheme == net::Scheme::unix_socket) return "unix:" + endpoint.path;
+  std::string host;
+  for (char c : endpoint.host) {
+    host += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  return endpoint.host + ":" + std::to_string(endpoint.port) + "/" + std::to_string(endpoint.db);
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return host + ":" + std::to_string(endpoint.port);
 }
 
 }  // namespace

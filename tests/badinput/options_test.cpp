@@ -63,7 +63,7 @@ TEST(OptionsTest, SameNodeTwiceIsRefusedNamingBothEntries) {
   auto nodes = five_nodes();
   nodes[3] = nodes[1];
   EXPECT_EQ(refusal(nodes),
-            "nodes: duplicate node 127.0.0.1:7102/0 (entries 2 and 4); each node must be an "
+            "nodes: duplicate node 127.0.0.1:7102 (entries 2 and 4); each node must be an "
             "independent master");
 }
 
@@ -74,15 +74,46 @@ TEST(OptionsTest, SameNodeSpelledDifferentlyIsRefused) {
       "redis://127.0.0.1:7102/0",        // default database
       "redis://:secret@127.0.0.1:7102",  // credentials
       "redis://user:secret@127.0.0.1:7102/",
+      // Another database of the same server: it fails with the server, so it is not an
+      // independent node.
+      "redis://127.0.0.1:7102/1",
   };
   for (const auto& alias : aliases) {
     auto nodes = five_nodes();
     nodes[4] = alias;
     const std::string message = refusal(nodes);
-    EXPECT_THAT(message, StartsWith("nodes: duplicate node 127.0.0.1:7102/0 (entries 2 and 5)"))
+    EXPECT_THAT(message, StartsWith("nodes: duplicate node 127.0.0.1:7102 (entries 2 and 5)"))
         << alias;
     EXPECT_THAT(message, Not(HasSubstr("secret")));
   }
+}
+
+// Host names are case-insensitive.
+TEST(OptionsTest, HostNamesDifferingInCaseAreOneNode) {
+  auto nodes = five_nodes();
+  nodes[0] = "redis://redis-1.example:6379";
+  nodes[1] = "redis://REDIS-1.Example:6379/2";
+  EXPECT_EQ(refusal(nodes),
+            "nodes: duplicate node redis-1.example:6379 (entries 1 and 2); each node must be an "
+            "independent master");
+}
+
+TEST(OptionsTest, SameUnixSocketIsOneNode) {
+  auto nodes = five_nodes();
+  nodes[1] = "unix:///run/redis/redis.sock";
+  nodes[2] = "unix://:secret@/run/redis/redis.sock?db=3";
+  EXPECT_EQ(refusal(nodes),
+            "nodes: duplicate node unix:/run/redis/redis.sock (entries 2 and 3); each node must "
+            "be an independent master");
+}
+
+TEST(OptionsTest, SameIpv6NodeIsRefused) {
+  auto nodes = five_nodes();
+  nodes[1] = "redis://[::1]:7000";
+  nodes[4] = "redis://[::1]:7000/0";
+  EXPECT_EQ(refusal(nodes),
+            "nodes: duplicate node [::1]:7000 (entries 2 and 5); each node must be an independent "
+            "master");
 }
 
 // A name and an address of the same server are not recognised as one node: telling them
