@@ -379,12 +379,12 @@ class ConnectionImpl final : public Connection, private TransportSink {
   // --- connecting -------------------------------------------------------------------
 
   void begin_connect() {
-    connect_deadline_ns_ =
-        uv_hrtime() + std::uint64_t(options_.connect_timeout.count()) * ns_per_ms;
     const Endpoint& endpoint = options_.endpoint;
     if (endpoint.scheme == Scheme::rediss && !tls_context_) {
       // Loaded on the first attempt rather than at create(), so that a missing file is
-      // reported like any connect failure and a file that appears later is picked up.
+      // reported like any connect failure and a file that appears later is picked up;
+      // and before the connect deadline starts, since reading local files (the system
+      // store holds over a hundred CAs) says nothing about the node.
       auto context = tls_context_for(options_.tls, where_);
       if (!context) {
         fail_connection({context.error().code(), context.error().message()});
@@ -392,6 +392,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
       }
       tls_context_ = std::move(*context);
     }
+    connect_deadline_ns_ =
+        uv_hrtime() + std::uint64_t(options_.connect_timeout.count()) * ns_per_ms;
     arm_deadline_timer();
     if (endpoint.scheme == Scheme::unix_socket) {
       phase_ = Phase::connecting;
