@@ -1,7 +1,6 @@
 #include "config.hpp"
 
 #include <CLI/CLI.hpp>
-
 #include <cstdlib>
 #include <sstream>
 
@@ -29,8 +28,12 @@ std::vector<std::string> split_list(const std::string& text) {
 
 }  // namespace
 
-const char* to_string(Mode mode) { return mode == Mode::distinct ? "distinct" : "hot"; }
-const char* to_string(DriverKind driver) { return driver == DriverKind::threads ? "threads" : "async"; }
+const char* to_string(Mode mode) {
+  return mode == Mode::distinct ? "distinct" : "hot";
+}
+const char* to_string(DriverKind driver) {
+  return driver == DriverKind::threads ? "threads" : "async";
+}
 
 Config parse_command_line(int argc, char** argv) {
   Config config;
@@ -77,7 +80,9 @@ Config parse_command_line(int argc, char** argv) {
   ops_option->excludes(cycles_option);
 
   long long ttl_ms = config.ttl.count();
-  app.add_option("--ttl", ttl_ms, "Lock TTL, ms")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--ttl", ttl_ms, "Lock TTL, ms")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   long long wait_ms = 0;
   app.add_option("--wait", wait_ms,
                  "LockOptions::wait, ms: keep trying while the lock is held (0 = one attempt)")
@@ -89,9 +94,9 @@ Config parse_command_line(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   long long node_timeout_ms = 0;
-  auto* node_timeout = app.add_option(
-      "--node-timeout", node_timeout_ms,
-      "Options::node_timeout, ms (0 = the library default, min(50 ms, ttl/10))");
+  auto* node_timeout =
+      app.add_option("--node-timeout", node_timeout_ms,
+                     "Options::node_timeout, ms (0 = the library default, min(50 ms, ttl/10))");
   app.add_option("--command-timeout", node_timeout_ms, "Alias of --node-timeout (harness contract)")
       ->excludes(node_timeout)
       ->check(CLI::NonNegativeNumber);
@@ -139,7 +144,8 @@ Config parse_command_line(int argc, char** argv) {
                  config.nodes.size());
     std::exit(2);
   }
-  for (const auto& pid : split_list(pids)) config.pids.push_back(static_cast<pid_t>(std::stol(pid)));
+  for (const auto& pid : split_list(pids))
+    config.pids.push_back(static_cast<pid_t>(std::stol(pid)));
   if (!config.pids.empty() && config.pids.size() != config.nodes.size()) {
     std::fprintf(stderr, "redlock-bench: --pids: %zu pids for %zu nodes\n", config.pids.size(),
                  config.nodes.size());

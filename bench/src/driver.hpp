@@ -13,11 +13,10 @@
 
 #include <chrono>
 #include <memory>
-#include <string>
-#include <vector>
-
 #include <redlock/client.hpp>
 #include <redlock/options.hpp>
+#include <string>
+#include <vector>
 
 #include "tally.hpp"
 #include "window.hpp"

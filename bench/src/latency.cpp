@@ -7,7 +7,9 @@ namespace redlock_bench {
 
 namespace {
 
-double round3(double value) { return std::round(value * 1000.0) / 1000.0; }
+double round3(double value) {
+  return std::round(value * 1000.0) / 1000.0;
+}
 
 }  // namespace
 

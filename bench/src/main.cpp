@@ -1,12 +1,11 @@
 // redlock-bench: acquire+release cycles against N Redis masters through the library's
 // public API; one redlock-bench/v1 JSON line per run on stdout, diagnostics on stderr.
 
-#include <redlock/redlock.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <redlock/redlock.hpp>
 #include <thread>
 
 #include "config.hpp"
@@ -51,7 +50,8 @@ redlock::LockOptions lock_options(const Config& config, const redlock::Options& 
   if (config.retry_count > 0) {
     options.max_attempts = config.retry_count + 1;
     if (options.wait.count() == 0) {
-      options.wait = (client_options.retry_delay + client_options.retry_jitter) * (config.retry_count + 1);
+      options.wait =
+          (client_options.retry_delay + client_options.retry_jitter) * (config.retry_count + 1);
     }
   }
   return options;
@@ -76,9 +76,9 @@ int run(const Config& config) {
   options.nodes = config.nodes;
   options.node_timeout = config.node_timeout;
   auto client = redlock::Client::create(options);
-  const auto effective_node_timeout =
-      config.node_timeout.count() > 0 ? config.node_timeout
-                                      : std::min(milliseconds(50), config.ttl / 10);
+  const auto effective_node_timeout = config.node_timeout.count() > 0
+                                          ? config.node_timeout
+                                          : std::min(milliseconds(50), config.ttl / 10);
 
   Window window(config.ops);
   Workload workload{client.get(), &window, lock_options(config, options), keys};

@@ -39,7 +39,9 @@ NodePauser::NodePauser() {
   ::sigaction(SIGTERM, &action, nullptr);
 }
 
-NodePauser::~NodePauser() { resume(); }
+NodePauser::~NodePauser() {
+  resume();
+}
 
 void NodePauser::pause(const std::vector<pid_t>& pids) {
   for (pid_t pid : pids) {
@@ -55,6 +57,8 @@ void NodePauser::pause(const std::vector<pid_t>& pids) {
   }
 }
 
-void NodePauser::resume() { resume_all(); }
+void NodePauser::resume() {
+  resume_all();
+}
 
 }  // namespace redlock_bench

@@ -74,10 +74,11 @@ RedisAdmin::RedisAdmin(const std::string& url) : url_(url) {
   redisSetTimeout(context_, timeout);
   if (!target.password.empty()) {
     ReplyPtr reply(static_cast<redisReply*>(
-        target.username.empty()
-            ? redisCommand(context_, "AUTH %s", target.password.c_str())
-            : redisCommand(context_, "AUTH %s %s", target.username.c_str(), target.password.c_str())));
-    if (!reply || reply->type == REDIS_REPLY_ERROR) throw std::runtime_error("AUTH on " + url + " failed");
+        target.username.empty() ? redisCommand(context_, "AUTH %s", target.password.c_str())
+                                : redisCommand(context_, "AUTH %s %s", target.username.c_str(),
+                                               target.password.c_str())));
+    if (!reply || reply->type == REDIS_REPLY_ERROR)
+      throw std::runtime_error("AUTH on " + url + " failed");
   }
 }
 

@@ -17,9 +17,9 @@ namespace redlock_bench {
 
 /// Cumulative counters of one node (INFO cpu and INFO stats).
 struct NodeCounters {
-  double cpu_us = 0;  ///< used_cpu_user + used_cpu_sys, microseconds
+  double cpu_us = 0;    ///< used_cpu_user + used_cpu_sys, microseconds
   double commands = 0;  ///< total_commands_processed
-  double reads = 0;  ///< total_reads_processed: read(2) calls, i.e. batches received
+  double reads = 0;     ///< total_reads_processed: read(2) calls, i.e. batches received
 };
 
 class RedisAdmin {

@@ -26,9 +26,12 @@ ordered_json latency(LatencySamples& samples) {
   auto field = [](const std::optional<double>& value) -> ordered_json {
     return value ? ordered_json(*value) : ordered_json(nullptr);
   };
-  return ordered_json{{"n", summary.n},          {"p50", field(summary.p50)},
-                      {"p90", field(summary.p90)}, {"p99", field(summary.p99)},
-                      {"max", field(summary.max)}, {"mean", field(summary.mean)}};
+  return ordered_json{{"n", summary.n},
+                      {"p50", field(summary.p50)},
+                      {"p90", field(summary.p90)},
+                      {"p99", field(summary.p99)},
+                      {"max", field(summary.max)},
+                      {"mean", field(summary.mean)}};
 }
 
 ordered_json per(double amount, std::uint64_t count) {
@@ -57,10 +60,12 @@ ordered_json worker_share(const std::vector<std::uint64_t>& cycles) {
     squares += double(c) * double(c);
   }
   const auto [min, max] = std::minmax_element(cycles.begin(), cycles.end());
-  return ordered_json{{"min", *min},
-                      {"max", *max},
-                      {"fairness", squares > 0 ? ordered_json(round_to(sum * sum / (double(cycles.size()) * squares), 3))
-                                               : ordered_json(nullptr)}};
+  return ordered_json{
+      {"min", *min},
+      {"max", *max},
+      {"fairness", squares > 0
+                       ? ordered_json(round_to(sum * sum / (double(cycles.size()) * squares), 3))
+                       : ordered_json(nullptr)}};
 }
 
 std::string iso_now() {
@@ -105,8 +110,9 @@ std::string report_line(RunFacts facts) {
   out["ttl_ms"] = config.ttl.count();
   out["retry_count"] = config.retry_count;
   out["wait_ms"] = config.wait.count();
-  out["command_timeout_ms"] =
-      config.node_timeout.count() > 0 ? ordered_json(config.node_timeout.count()) : ordered_json(nullptr);
+  out["command_timeout_ms"] = config.node_timeout.count() > 0
+                                  ? ordered_json(config.node_timeout.count())
+                                  : ordered_json(nullptr);
   out["node_timeout_ms"] = facts.effective_node_timeout_ms;
   out["op_timeout_ms"] = nullptr;
   out["auto_pipeline"] = true;

@@ -23,25 +23,40 @@ std::size_t Tally::sample_bytes() const {
 }
 
 std::string error_kind(std::error_code code) {
-  if (code.category() != redlock::category()) return code.category().name() + std::string(":") +
-                                                       std::to_string(code.value());
+  if (code.category() != redlock::category())
+    return code.category().name() + std::string(":") + std::to_string(code.value());
   using redlock::errc;
   switch (static_cast<errc>(code.value())) {
-    case errc::conflict: return "conflict";
-    case errc::quorum_unreachable: return "quorum_unreachable";
-    case errc::validity_expired: return "validity_expired";
-    case errc::timeout: return "timeout";
-    case errc::cancelled: return "cancelled";
-    case errc::invalid_argument: return "invalid_argument";
-    case errc::connection_error: return "connection_error";
-    case errc::protocol_error: return "protocol_error";
-    case errc::auth_error: return "auth_error";
-    case errc::redis_error: return "redis_error";
-    case errc::not_held: return "not_held";
-    case errc::lock_lost: return "lock_lost";
-    case errc::stale_token: return "stale_token";
-    case errc::overloaded: return "overloaded";
-    case errc::tls_error: return "tls_error";
+    case errc::conflict:
+      return "conflict";
+    case errc::quorum_unreachable:
+      return "quorum_unreachable";
+    case errc::validity_expired:
+      return "validity_expired";
+    case errc::timeout:
+      return "timeout";
+    case errc::cancelled:
+      return "cancelled";
+    case errc::invalid_argument:
+      return "invalid_argument";
+    case errc::connection_error:
+      return "connection_error";
+    case errc::protocol_error:
+      return "protocol_error";
+    case errc::auth_error:
+      return "auth_error";
+    case errc::redis_error:
+      return "redis_error";
+    case errc::not_held:
+      return "not_held";
+    case errc::lock_lost:
+      return "lock_lost";
+    case errc::stale_token:
+      return "stale_token";
+    case errc::overloaded:
+      return "overloaded";
+    case errc::tls_error:
+      return "tls_error";
   }
   return "redlock:" + std::to_string(code.value());
 }

@@ -17,7 +17,8 @@ std::int64_t to_ns(Clock::time_point t) {
 class ThreadsDriver final : public Driver {
  public:
   explicit ThreadsDriver(Workload workload) : workload_(std::move(workload)) {
-    for (std::size_t i = 0; i < workload_.keys.size(); ++i) workers_.push_back(std::make_unique<Worker>());
+    for (std::size_t i = 0; i < workload_.keys.size(); ++i)
+      workers_.push_back(std::make_unique<Worker>());
   }
 
   ~ThreadsDriver() override {

@@ -48,7 +48,8 @@ class Window {
   /// per-cycle counts.
   void wait_for_ops(Clock::duration limit) {
     std::unique_lock lock(done_mutex_);
-    done_.wait_for(lock, limit, [&] { return completed_.load(std::memory_order_relaxed) >= *ops_; });
+    done_.wait_for(lock, limit,
+                   [&] { return completed_.load(std::memory_order_relaxed) >= *ops_; });
   }
   bool fixed_ops() const { return ops_.has_value(); }
 
