@@ -1,0 +1,99 @@
+#include "runner/chaos_cluster.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace redlock::chaos {
+namespace {
+
+// redis-server inherits the environment at exec; only these two variables are set, and
+// only around the start of a fake-clock node, so no other child ever sees them.
+class FakeClockEnvironment {
+ public:
+  FakeClockEnvironment(const std::string& library, const std::string& control_file) {
+    ::setenv("LD_PRELOAD", library.c_str(), 1);
+    ::setenv("REDLOCK_FAKECLOCK_FILE", control_file.c_str(), 1);
+  }
+  ~FakeClockEnvironment() {
+    ::unsetenv("LD_PRELOAD");
+    ::unsetenv("REDLOCK_FAKECLOCK_FILE");
+  }
+  FakeClockEnvironment(const FakeClockEnvironment&) = delete;
+  FakeClockEnvironment& operator=(const FakeClockEnvironment&) = delete;
+};
+
+}  // namespace
+
+ChaosCluster::ChaosCluster(const ClusterSettings& settings, const std::string& dir,
+                           const std::string& fake_clock_library)
+    : settings_(settings), dir_(dir), fake_clock_library_(fake_clock_library) {
+  store_ = std::make_unique<test::RedisServer>();
+  test::RedisServerOptions options;
+  options.appendonly_always = settings.appendonly;
+  for (std::size_t i = 0; i < settings.nodes; ++i) {
+    if (has_fake_clock(i)) set_clock(i, 0, 1.0);
+    nodes_.push_back(start(i, options));
+    proxies_.push_back(std::make_unique<FaultProxy>("127.0.0.1", nodes_.back()->port()));
+  }
+}
+
+ChaosCluster::~ChaosCluster() = default;
+
+std::vector<std::string> ChaosCluster::urls() const {
+  std::vector<std::string> urls;
+  for (const auto& proxy : proxies_)
+    urls.push_back("redis://127.0.0.1:" + std::to_string(proxy->port()));
+  return urls;
+}
+
+std::unique_ptr<test::RedisServer> ChaosCluster::start(std::size_t node,
+                                                       const test::RedisServerOptions& options) {
+  if (!has_fake_clock(node)) return std::make_unique<test::RedisServer>(options);
+  FakeClockEnvironment environment(fake_clock_library_, clock_file(node));
+  return std::make_unique<test::RedisServer>(options);
+}
+
+void ChaosCluster::kill9(std::size_t node) {
+  nodes_.at(node)->kill9();
+}
+
+void ChaosCluster::restart(std::size_t node) {
+  if (!has_fake_clock(node)) {
+    nodes_.at(node)->restart();
+    return;
+  }
+  FakeClockEnvironment environment(fake_clock_library_, clock_file(node));
+  nodes_.at(node)->restart();
+}
+
+void ChaosCluster::set_clock(std::size_t node, long long offset_ms, double rate) {
+  if (!has_fake_clock(node)) {
+    throw std::logic_error("node " + std::to_string(node) + " does not run under the fake clock");
+  }
+  // Renamed over the old file: the library notices a new inode even within one tick.
+  const std::string path = clock_file(node);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    char rate_text[32];
+    std::snprintf(rate_text, sizeof rate_text, "%.6f", rate);
+    out << offset_ms << " " << rate_text << "\n";
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+bool ChaosCluster::has_fake_clock(std::size_t node) const {
+  const auto& list = settings_.fake_clock_nodes;
+  return std::find(list.begin(), list.end(), node) != list.end();
+}
+
+std::string ChaosCluster::clock_file(std::size_t node) const {
+  return dir_ + "/clock-" + std::to_string(node);
+}
+
+}  // namespace redlock::chaos

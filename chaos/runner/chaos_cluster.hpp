@@ -1,0 +1,63 @@
+#pragma once
+// The system under test of one scenario: N lock nodes (real redis-server processes), a
+// FaultProxy in front of each (clients only ever see the proxies), a separate Redis as the
+// fenced store (never faulted: it stands for the application's database), and a clock
+// control file for each node started under the fake clock.
+//
+// Not thread-safe: the runner's main thread starts it and runs every action (the nodes
+// die with the thread that started them, see redis_server.hpp).
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proxy/fault_proxy.hpp"
+#include "support/redis_server.hpp"
+
+namespace redlock::chaos {
+
+struct ClusterSettings {
+  std::size_t nodes = 5;
+  /// appendonly yes + appendfsync always: a node killed with -9 keeps its locks.
+  bool appendonly = false;
+  /// Nodes started under libredlock_fakeclock.so, so that set_clock() works on them.
+  std::vector<std::size_t> fake_clock_nodes;
+};
+
+class ChaosCluster {
+ public:
+  /// Starts everything; `dir` holds the clock control files. Throws std::runtime_error.
+  ChaosCluster(const ClusterSettings& settings, const std::string& dir,
+               const std::string& fake_clock_library);
+  ~ChaosCluster();
+
+  std::size_t size() const { return nodes_.size(); }
+  /// The lock nodes as clients must see them: through the proxies.
+  std::vector<std::string> urls() const;
+  std::string store_url() const { return store_->url(); }
+
+  FaultProxy& proxy(std::size_t node) { return *proxies_.at(node); }
+  test::RedisServer& node(std::size_t node) { return *nodes_.at(node); }
+  /// kill -9, then start again on the same port (with its fake clock, if it had one).
+  void kill9(std::size_t node);
+  void restart(std::size_t node);
+  /// Rewrites the node's clock file: wall clock `offset_ms` ahead, running at `rate`.
+  void set_clock(std::size_t node, long long offset_ms, double rate);
+
+ private:
+  std::unique_ptr<test::RedisServer> start(std::size_t node,
+                                           const test::RedisServerOptions& options);
+  bool has_fake_clock(std::size_t node) const;
+  std::string clock_file(std::size_t node) const;
+
+  ClusterSettings settings_;
+  std::string dir_;
+  std::string fake_clock_library_;
+  std::unique_ptr<test::RedisServer> store_;
+  std::vector<std::unique_ptr<test::RedisServer>> nodes_;
+  // After the nodes, so that the proxies close their connections before the nodes die.
+  std::vector<std::unique_ptr<FaultProxy>> proxies_;
+};
+
+}  // namespace redlock::chaos

@@ -1,0 +1,301 @@
+// redlock-chaos-run: runs chaos scenarios (scenarios.cpp) against a fresh cluster each,
+// checks the event records of every worker with the safety checker, and reports.
+//
+//   redlock-chaos-run [--scenario NAME[,NAME...]|all] [--duration 30s] [--report FILE]
+//                     [--processes N] [--threads N] [--min-acquisitions N] [--keep] [--list]
+//
+// A scenario passes when no stale write was accepted, every worker exited cleanly, and
+// either (in model) there is no violation, no token regression and at least
+// --min-acquisitions acquisitions, or (out of model, where expected) the checker did find
+// violations. Exit status: 0 all passed, 1 a scenario failed, 2 usage error.
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "checker/report_json.hpp"
+#include "checker/safety_checker.hpp"
+#include "common/duration.hpp"
+#include "runner/scenario.hpp"
+#include "worker/event_log.hpp"
+
+namespace {
+
+using namespace redlock::chaos;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+struct Config {
+  std::vector<std::string> scenarios;  // empty: all
+  milliseconds duration{30'000};
+  std::string report;
+  int processes = 0;  // 0: the scenario's own
+  int threads = 0;
+  std::uint64_t min_acquisitions = 20;
+  bool keep = false;
+  std::string worker = REDLOCK_CHAOS_WORKER_BINARY;
+  std::string fake_clock = REDLOCK_FAKECLOCK_LIBRARY;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::cerr << "redlock-chaos-run: " << why
+            << "\nusage: redlock-chaos-run [--scenario NAME[,NAME...]|all] [--duration D] "
+               "[--report FILE] [--processes N] [--threads N] [--min-acquisitions N] [--keep] "
+               "[--list] [--worker PATH] [--fake-clock PATH]\n";
+  std::exit(2);
+}
+
+std::vector<std::string> split(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string_view::npos) end = text.size();
+    if (end > start) out.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+Config parse(int argc, char** argv, const std::vector<Scenario>& catalogue) {
+  Config c;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    if (flag == "--keep") {
+      c.keep = true;
+      continue;
+    }
+    if (flag == "--list") {
+      for (const auto& s : catalogue) {
+        std::cout << s.name << (s.in_model ? "" : " (out of model)") << ": " << s.description
+                  << "\n";
+      }
+      std::exit(0);
+    }
+    if (i + 1 >= argc) usage("missing value for " + std::string(flag));
+    const std::string value = argv[++i];
+    auto number = [&] {
+      try {
+        return std::stoi(value);
+      } catch (const std::exception&) {
+        usage("bad number for " + std::string(flag));
+      }
+    };
+    if (flag == "--scenario") {
+      if (value != "all") c.scenarios = split(value);
+    } else if (flag == "--duration") {
+      auto d = parse_duration(value);
+      if (!d || d->count() < 1000) usage("--duration needs at least 1s, e.g. 30s");
+      c.duration = *d;
+    } else if (flag == "--report") {
+      c.report = value;
+    } else if (flag == "--processes") {
+      c.processes = number();
+    } else if (flag == "--threads") {
+      c.threads = number();
+    } else if (flag == "--min-acquisitions") {
+      c.min_acquisitions = static_cast<std::uint64_t>(number());
+    } else if (flag == "--worker") {
+      c.worker = value;
+    } else if (flag == "--fake-clock") {
+      c.fake_clock = value;
+    } else {
+      usage("unknown option " + std::string(flag));
+    }
+  }
+  for (const auto& name : c.scenarios) {
+    const bool known = std::any_of(catalogue.begin(), catalogue.end(),
+                                   [&](const Scenario& s) { return s.name == name; });
+    if (!known) usage("unknown scenario " + name + " (see --list)");
+  }
+  return c;
+}
+
+std::string make_dir(const std::string& name) {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / ("redlock-chaos-" + name + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp " + pattern);
+  return pattern;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ",") + item;
+  return text;
+}
+
+json run_scenario(const Scenario& scenario, const Config& config) {
+  WorkerSettings w = scenario.workers;
+  if (config.processes > 0) w.processes = config.processes;
+  if (config.threads > 0) w.threads = config.threads;
+  const std::string dir = make_dir(scenario.name);
+  std::vector<std::string> failures;
+  SafetyChecker checker;
+  const auto started = Clock::now();
+  {
+    ChaosCluster cluster(scenario.cluster, dir, config.fake_clock);
+    EventLog faults(dir + "/runner.jsonl");
+    std::vector<WorkerProcess> workers;
+    const std::string stall_ms = std::to_string((w.ttl * 3 / 2).count()) + "ms";
+    for (int p = 0; p < w.processes; ++p) {
+      const std::string id = "w" + std::to_string(p);
+      workers.emplace_back(
+          config.worker,
+          std::vector<std::string>{"--nodes",       join(cluster.urls()),
+                                   "--store",       cluster.store_url(),
+                                   "--events",      dir + "/events-" + id + ".jsonl",
+                                   "--id",          id,
+                                   "--threads",     std::to_string(w.threads),
+                                   "--keys",        std::to_string(w.keys),
+                                   "--duration",    std::to_string(config.duration.count()) + "ms",
+                                   "--ttl",         std::to_string(w.ttl.count()) + "ms",
+                                   "--wait",        std::to_string(w.wait.count()) + "ms",
+                                   "--hold",        std::to_string(w.hold.count()) + "ms",
+                                   "--stall-every", std::to_string(w.stall_every),
+                                   "--stall",       stall_ms,
+                                   "--prefix",      "chaos:" + scenario.name + ":",
+                                   "--seed",        std::to_string(p + 1)},
+          dir + "/worker-" + id + ".log");
+    }
+    const auto t0 = Clock::now();
+    std::vector<Action> actions = scenario.schedule(config.duration, w);
+    std::stable_sort(actions.begin(), actions.end(),
+                     [](const Action& a, const Action& b) { return a.at < b.at; });
+    ScenarioContext context{cluster, workers};
+    for (const Action& action : actions) {
+      std::this_thread::sleep_until(t0 + action.at);
+      faults.append_line(
+          json{{"type", "fault"}, {"at_ns", monotonic_ns()}, {"what", action.what}}.dump());
+      try {
+        action.run(context);
+      } catch (const std::exception& error) {
+        failures.push_back(action.what + ": " + error.what());
+      }
+    }
+    // A worker ends after the duration plus at most one wait, one stall and an unlock.
+    const milliseconds grace = w.wait + 2 * w.ttl + milliseconds(15'000);
+    for (std::size_t p = 0; p < workers.size(); ++p) {
+      const auto left =
+          std::chrono::duration_cast<milliseconds>(t0 + config.duration + grace - Clock::now());
+      const int status = workers[p].wait(std::max(left, milliseconds(1000)));
+      if (status != 0) {
+        failures.push_back("worker w" + std::to_string(p) + " exited with status " +
+                           std::to_string(status) + " (see " + dir + "/worker-w" +
+                           std::to_string(p) + ".log)");
+      }
+    }
+  }
+  const double duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".jsonl") continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    while (std::getline(in, line)) checker.add_line(line);
+  }
+  const SafetyReport report = checker.report();
+
+  if (report.stale_writes_accepted > 0) failures.push_back("stale writes accepted");
+  if (scenario.in_model) {
+    if (report.violations > 0) failures.push_back("mutual exclusion violated");
+    if (report.token_regressions > 0) failures.push_back("fencing tokens regressed");
+    if (report.acquisitions < config.min_acquisitions) {
+      failures.push_back("only " + std::to_string(report.acquisitions) + " acquisitions");
+    }
+  } else if (scenario.expect_violations && report.violations == 0) {
+    failures.push_back("the checker found no violation in an out-of-model scenario");
+  }
+  const bool passed = failures.empty();
+  if (passed && !config.keep) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+
+  json details = to_json(report);
+  json out = {{"name", scenario.name},
+              {"in_model", scenario.in_model},
+              {"acquisitions", report.acquisitions},
+              {"conflicts", report.conflicts},
+              {"errors", report.errors},
+              {"violations", report.violations},
+              {"token_regressions", report.token_regressions},
+              {"stale_writes_accepted", report.stale_writes_accepted},
+              {"stale_writes_rejected", report.stale_writes_rejected},
+              {"duration_s", duration_s},
+              {"expect_violations", scenario.expect_violations},
+              {"passed", passed},
+              {"failures", failures},
+              {"error_codes", details["error_codes"]},
+              {"examples", details["examples"]}};
+  if (!passed || config.keep) out["dir"] = dir;
+  return out;
+}
+
+void print_table(const json& scenarios) {
+  std::printf("\n%-28s %-6s %7s %7s %6s %5s %5s %9s %9s %6s  %s\n", "scenario", "model", "acq",
+              "confl", "err", "viol", "regr", "stale_acc", "stale_rej", "dur_s", "result");
+  for (const auto& s : scenarios) {
+    std::printf("%-28s %-6s %7llu %7llu %6llu %5llu %5llu %9llu %9llu %6.1f  %s\n",
+                s["name"].get<std::string>().c_str(), s["in_model"].get<bool>() ? "in" : "out",
+                s["acquisitions"].get<unsigned long long>(),
+                s["conflicts"].get<unsigned long long>(), s["errors"].get<unsigned long long>(),
+                s["violations"].get<unsigned long long>(),
+                s["token_regressions"].get<unsigned long long>(),
+                s["stale_writes_accepted"].get<unsigned long long>(),
+                s["stale_writes_rejected"].get<unsigned long long>(), s["duration_s"].get<double>(),
+                s["passed"].get<bool>() ? "ok" : "FAILED");
+    for (const auto& why : s["failures"]) std::printf("    %s\n", why.get<std::string>().c_str());
+    if (s.contains("dir"))
+      std::printf("    records kept in %s\n", s["dir"].get<std::string>().c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<Scenario> catalogue = all_scenarios();
+  const Config config = parse(argc, argv, catalogue);
+  json scenarios = json::array();
+  bool all_passed = true;
+  for (const Scenario& scenario : catalogue) {
+    if (!config.scenarios.empty() && std::find(config.scenarios.begin(), config.scenarios.end(),
+                                               scenario.name) == config.scenarios.end()) {
+      continue;
+    }
+    std::cerr << "scenario " << scenario.name << " (" << config.duration.count() / 1000.0
+              << " s): " << scenario.description << std::endl;
+    json result;
+    try {
+      result = run_scenario(scenario, config);
+    } catch (const std::exception& error) {
+      result = {{"name", scenario.name},
+                {"in_model", scenario.in_model},
+                {"acquisitions", 0},
+                {"conflicts", 0},
+                {"errors", 0},
+                {"violations", 0},
+                {"token_regressions", 0},
+                {"stale_writes_accepted", 0},
+                {"stale_writes_rejected", 0},
+                {"duration_s", 0.0},
+                {"passed", false},
+                {"failures", {std::string("could not run: ") + error.what()}}};
+    }
+    all_passed = all_passed && result["passed"].get<bool>();
+    scenarios.push_back(std::move(result));
+  }
+  const json report = {{"scenarios", scenarios}};
+  if (!config.report.empty()) std::ofstream(config.report) << report.dump(2) << "\n";
+  print_table(scenarios);
+  return all_passed ? 0 : 1;
+}

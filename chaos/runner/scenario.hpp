@@ -1,0 +1,56 @@
+#pragma once
+// A chaos scenario: the cluster it needs, the client load, and a schedule of faults.
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runner/chaos_cluster.hpp"
+#include "runner/worker_process.hpp"
+
+namespace redlock::chaos {
+
+using std::chrono::milliseconds;
+
+/// The client load: `processes` workers x `threads` threads contending for `keys` keys.
+struct WorkerSettings {
+  int processes = 3;
+  int threads = 4;
+  int keys = 2;
+  milliseconds ttl{1000};
+  milliseconds wait{1000};
+  milliseconds hold{20};
+  /// Every Nth critical section of a thread stalls for 1.5 x ttl (0: never).
+  int stall_every = 0;
+};
+
+/// What a scheduled action may act on.
+struct ScenarioContext {
+  ChaosCluster& cluster;
+  std::vector<WorkerProcess>& workers;
+};
+
+struct Action {
+  milliseconds at;   ///< from the start of the workers
+  std::string what;  ///< logged as a "fault" record and shown on failure
+  std::function<void(ScenarioContext&)> run;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  /// Inside the algorithm's assumptions: mutual exclusion and token order must hold.
+  bool in_model = true;
+  /// Out of model, and the checker must catch it (proof that the checker can fail).
+  bool expect_violations = false;
+  ClusterSettings cluster;
+  WorkerSettings workers;
+  /// The faults, for a run of the given duration. Actions run in time order.
+  std::function<std::vector<Action>(milliseconds duration, const WorkerSettings& workers)> schedule;
+};
+
+/// Every scenario, in the order `all` runs them.
+std::vector<Scenario> all_scenarios();
+
+}  // namespace redlock::chaos

@@ -1,0 +1,268 @@
+// The scenario catalogue. Times are fractions of the run's duration, so the short mode
+// (ctest) and a soak run share one definition.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runner/scenario.hpp"
+
+namespace redlock::chaos {
+namespace {
+
+milliseconds at_fraction(milliseconds duration, double fraction) {
+  return milliseconds(static_cast<long long>(static_cast<double>(duration.count()) * fraction));
+}
+
+std::string list(const std::vector<std::size_t>& nodes) {
+  std::string text;
+  for (std::size_t n : nodes) text += (text.empty() ? "" : ",") + std::to_string(n);
+  return text;
+}
+
+Action set_mode(milliseconds at, std::vector<std::size_t> nodes, ProxyMode mode) {
+  return {at, "mode " + std::string(to_string(mode)) + " on nodes " + list(nodes),
+          [nodes, mode](ScenarioContext& c) {
+            for (std::size_t n : nodes) c.cluster.proxy(n).set_mode(mode);
+          }};
+}
+
+Action set_latency(milliseconds at, std::size_t node, milliseconds up, milliseconds down) {
+  return {at,
+          "latency up " + std::to_string(up.count()) + " down " + std::to_string(down.count()) +
+              " on node " + std::to_string(node),
+          [=](ScenarioContext& c) {
+            c.cluster.proxy(node).set_latency(Direction::up, up);
+            c.cluster.proxy(node).set_latency(Direction::down, down);
+          }};
+}
+
+// Actions at from, from + period, ... while before `to`; `make(i, at)` builds the i-th.
+template <typename Make>
+void every(std::vector<Action>& out, milliseconds from, milliseconds to, milliseconds period,
+           Make make) {
+  int i = 0;
+  for (milliseconds at = from; at < to; at += period) out.push_back(make(i++, at));
+}
+
+// A node that drops in and out of reach: some locks are then taken on a bare quorum that
+// excludes it, which is what lets a fault on two other nodes matter (in-model by itself).
+void flapping(std::vector<Action>& out, std::size_t node, milliseconds duration,
+              milliseconds period) {
+  every(out, milliseconds(0), at_fraction(duration, 0.85), period, [&](int i, milliseconds at) {
+    return set_mode(at, {node}, i % 2 == 0 ? ProxyMode::partition : ProxyMode::pass);
+  });
+  out.push_back(set_mode(at_fraction(duration, 0.85), {node}, ProxyMode::pass));
+}
+
+// Long holds on few keys with many waiters: whenever exclusion breaks, someone is ready
+// to walk in while the holder still holds.
+WorkerSettings contended() {
+  WorkerSettings w;
+  w.keys = 3;
+  w.ttl = milliseconds(3000);
+  w.wait = milliseconds(3000);
+  w.hold = milliseconds(400);
+  return w;
+}
+
+}  // namespace
+
+std::vector<Scenario> all_scenarios() {
+  std::vector<Scenario> s;
+
+  s.push_back(
+      {"baseline", "no faults", true, false, {}, {}, [](milliseconds, const WorkerSettings&) {
+         return std::vector<Action>{};
+       }});
+
+  s.push_back({"minority_partitioned",
+               "nodes 3 and 4 partitioned both ways",
+               true,
+               false,
+               {},
+               {},
+               [](milliseconds d, const WorkerSettings&) {
+                 return std::vector<Action>{
+                     set_mode(at_fraction(d, 0.1), {3, 4}, ProxyMode::partition),
+                     set_mode(at_fraction(d, 0.9), {3, 4}, ProxyMode::pass)};
+               }});
+
+  s.push_back({"majority_partitioned_healed",
+               "nodes 0, 1 and 2 partitioned for 30% of the run, then healed",
+               true,
+               false,
+               {},
+               {},
+               [](milliseconds d, const WorkerSettings&) {
+                 return std::vector<Action>{
+                     set_mode(at_fraction(d, 0.25), {0, 1, 2}, ProxyMode::partition),
+                     set_mode(at_fraction(d, 0.55), {0, 1, 2}, ProxyMode::pass)};
+               }});
+
+  s.push_back({"replies_lost_two",
+               "nodes 0 and 1 apply every request but their replies are lost",
+               true,
+               false,
+               {},
+               {},
+               [](milliseconds d, const WorkerSettings&) {
+                 return std::vector<Action>{
+                     set_mode(at_fraction(d, 0.1), {0, 1}, ProxyMode::drop_replies),
+                     set_mode(at_fraction(d, 0.9), {0, 1}, ProxyMode::pass)};
+               }});
+
+  s.push_back({"one_node_slow",
+               "node 0 answers 200 ms late (beyond the node timeout)",
+               true,
+               false,
+               {},
+               {},
+               [](milliseconds d, const WorkerSettings&) {
+                 return std::vector<Action>{
+                     set_latency(milliseconds(0), 0, milliseconds(100), milliseconds(100)),
+                     set_latency(at_fraction(d, 0.9), 0, milliseconds(0), milliseconds(0))};
+               }});
+
+  s.push_back({"node_paused",
+               "node 0 is SIGSTOPped for 40% of the run",
+               true,
+               false,
+               {},
+               {},
+               [](milliseconds d, const WorkerSettings&) {
+                 return std::vector<Action>{
+                     {at_fraction(d, 0.2), "SIGSTOP node 0",
+                      [](ScenarioContext& c) { c.cluster.node(0).pause(); }},
+                     {at_fraction(d, 0.6), "SIGCONT node 0",
+                      [](ScenarioContext& c) { c.cluster.node(0).resume(); }}};
+               }});
+
+  {
+    ClusterSettings aof;
+    aof.appendonly = true;
+    s.push_back({"rolling_kill_aof",
+                 "each node in turn killed with -9 and restarted at once, with fsync'd AOF",
+                 true,
+                 false,
+                 aof,
+                 {},
+                 [](milliseconds d, const WorkerSettings&) {
+                   std::vector<Action> out;
+                   every(out, at_fraction(d, 0.1), at_fraction(d, 0.85), at_fraction(d, 0.12),
+                         [](int i, milliseconds at) {
+                           const std::size_t n = static_cast<std::size_t>(i) % 5;
+                           return Action{at, "kill -9 and restart node " + std::to_string(n),
+                                         [n](ScenarioContext& c) {
+                                           c.cluster.kill9(n);
+                                           c.cluster.restart(n);
+                                         }};
+                         });
+                   return out;
+                 }});
+  }
+
+  s.push_back({"rolling_restart_delayed",
+               "each node in turn killed with -9, without persistence, and restarted only "
+               "after the max TTL",
+               true,
+               false,
+               {},
+               {},
+               [](milliseconds d, const WorkerSettings& w) {
+                 std::vector<Action> out;
+                 const milliseconds delay = w.ttl + milliseconds(200);
+                 every(out, at_fraction(d, 0.05), at_fraction(d, 0.85) - delay,
+                       delay + milliseconds(100), [&](int i, milliseconds at) {
+                         const std::size_t n = static_cast<std::size_t>(i) % 5;
+                         out.push_back({at + delay, "restart node " + std::to_string(n),
+                                        [n](ScenarioContext& c) { c.cluster.restart(n); }});
+                         return Action{at, "kill -9 node " + std::to_string(n),
+                                       [n](ScenarioContext& c) { c.cluster.kill9(n); }};
+                       });
+                 return out;
+               }});
+
+  {
+    WorkerSettings stalling;
+    stalling.stall_every = 4;
+    s.push_back({"client_stalls",
+                 "holders stall past their validity mid-critical-section (in-process, and one "
+                 "worker SIGSTOPped), then write with their old token",
+                 true,
+                 false,
+                 {},
+                 stalling,
+                 [](milliseconds d, const WorkerSettings& w) {
+                   return std::vector<Action>{
+                       {at_fraction(d, 0.3), "SIGSTOP worker 0",
+                        [](ScenarioContext& c) { c.workers.at(0).pause(); }},
+                       {at_fraction(d, 0.3) + 2 * w.ttl, "SIGCONT worker 0",
+                        [](ScenarioContext& c) { c.workers.at(0).resume(); }}};
+                 }});
+  }
+
+  s.push_back({"restart_without_persistence",
+               "nodes 0, 1 and 2 killed with -9 and restarted at once without "
+               "persistence, forgetting every lock",
+               false,
+               true,
+               {},
+               contended(),
+               [](milliseconds d, const WorkerSettings&) {
+                 std::vector<Action> out;
+                 every(out, at_fraction(d, 0.15), at_fraction(d, 0.8), milliseconds(500),
+                       [](int, milliseconds at) {
+                         return Action{at, "kill -9 and restart nodes 0,1,2",
+                                       [](ScenarioContext& c) {
+                                         for (std::size_t n : {0, 1, 2}) c.cluster.kill9(n);
+                                         for (std::size_t n : {0, 1, 2}) c.cluster.restart(n);
+                                       }};
+                       });
+                 return out;
+               }});
+
+  {
+    ClusterSettings fake;
+    fake.fake_clock_nodes = {0, 1};
+    // Holds longer than a third of the TTL, so that the fast nodes forget a lock while
+    // its holder still holds it.
+    WorkerSettings long_holds = contended();
+    long_holds.hold = milliseconds(1500);
+    s.push_back({"clock_fast_two", "the clocks of nodes 0 and 1 run 3x fast (node 4 flaps)", false,
+                 false, fake, long_holds, [](milliseconds d, const WorkerSettings&) {
+                   std::vector<Action> out{
+                       {milliseconds(0), "clock 3x on nodes 0,1", [](ScenarioContext& c) {
+                          c.cluster.set_clock(0, 0, 3.0);
+                          c.cluster.set_clock(1, 0, 3.0);
+                        }}};
+                   flapping(out, 4, d, milliseconds(250));
+                   return out;
+                 }});
+
+    s.push_back({"clock_jump_two",
+                 "the clocks of nodes 0 and 1 jump forward past the TTL again and "
+                 "again (node 4 flaps)",
+                 false, true, fake, contended(), [](milliseconds d, const WorkerSettings& w) {
+                   std::vector<Action> out;
+                   auto offset = std::make_shared<long long>(0);
+                   const long long jump = 2 * w.ttl.count();
+                   every(out, at_fraction(d, 0.1), at_fraction(d, 0.85), milliseconds(300),
+                         [&](int, milliseconds at) {
+                           return Action{
+                               at,
+                               "clock of nodes 0,1 jumps " + std::to_string(jump) + " ms forward",
+                               [offset, jump](ScenarioContext& c) {
+                                 *offset += jump;
+                                 c.cluster.set_clock(0, *offset, 1.0);
+                                 c.cluster.set_clock(1, *offset, 1.0);
+                               }};
+                         });
+                   flapping(out, 4, d, milliseconds(250));
+                   return out;
+                 }});
+  }
+  return s;
+}
+
+}  // namespace redlock::chaos
