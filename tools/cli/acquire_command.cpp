@@ -45,7 +45,13 @@ int acquire(const GlobalOptions& globals, const AcquireArguments& args) {
   options.wait = parse_duration(args.wait);
   options.fencing = true;
   auto client = globals.make_client();
-  auto acquired = client->lock(args.key, options);
+  // As in run: a quorum unreachable at the start is reported at once, not waited out.
+  LockOptions once = options;
+  once.wait = std::chrono::milliseconds(0);
+  auto acquired = client->lock(args.key, once);
+  if (!acquired && acquired.error() == errc::conflict && options.wait.count() > 0) {
+    acquired = client->lock(args.key, options);
+  }
   if (!acquired) {
     drain(*client, args.key);
     report_failure("acquire \"" + args.key + "\"", acquired.error(), client->quorum());

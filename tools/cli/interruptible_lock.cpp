@@ -20,10 +20,8 @@ struct Mailbox {
   Wakeup ready;
 };
 
-}  // namespace
-
-Acquisition lock_interruptibly(Client& client, std::string_view key, LockOptions options,
-                               SignalWatch& signals) {
+Acquisition attempt(Client& client, std::string_view key, LockOptions options,
+                    SignalWatch& signals) {
   auto mailbox = std::make_shared<Mailbox>();
   client.lock_async(key, std::move(options), [mailbox](Result<Lock> result) {
     {
@@ -57,6 +55,21 @@ Acquisition lock_interruptibly(Client& client, std::string_view key, LockOptions
     std::lock_guard guard(mailbox->mutex);
     if (mailbox->result) return Acquisition{std::move(mailbox->result), 0};
   }
+}
+
+}  // namespace
+
+Acquisition lock_interruptibly(Client& client, std::string_view key, LockOptions options,
+                               SignalWatch& signals) {
+  if (options.wait.count() > 0) {
+    LockOptions once = options;
+    once.wait = std::chrono::milliseconds(0);
+    auto first = attempt(client, key, std::move(once), signals);
+    const bool contended =
+        first.result && !*first.result && first.result->error() == errc::conflict;
+    if (!contended) return first;
+  }
+  return attempt(client, key, std::move(options), signals);
 }
 
 }  // namespace redlock::cli
