@@ -62,8 +62,8 @@ if (setRps) {
 out.push('## Workloads');
 out.push('');
 out.push('| workload | client | cycles/s | attempts/s | acquire p50 / p99 ms | failure p50 / max ms | release p50 ms | ' +
-  'client CPU µs/cycle | Redis CPU µs/cycle | Redis cmds / reads per cycle | ctx switches/cycle | RSS growth MB | fairness |');
-out.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  'client CPU µs/cycle | Redis CPU µs/cycle | Redis cmds / reads per cycle | ctx switches/cycle | RSS growth MB | fairness | reconnects |');
+out.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 const labels = [...new Set(rows.filter((r) => r.label).map((r) => r.label))];
 for (const label of labels) {
   for (const side of ['ours', 'node']) {
@@ -80,12 +80,13 @@ for (const label of labels) {
       `${fmt(m('release_ms.p50'), 3)} | ${fmt(m('cpu_us_per_cycle.total'))} | ${fmt(m('redis_cpu_us_per_cycle'))} | ` +
       `${fmt(m('redis_commands_per_cycle'))} / ${fmt(m('redis_reads_per_cycle'), 2)} | ` +
       `${fmt(m('client_ctx_switches_per_cycle.voluntary'))} | ${fmt(m('client_rss_growth_mb'))} | ` +
-      `${fmt(m('cycles_per_worker.fairness'), 2)} |`);
+      `${fmt(m('cycles_per_worker.fairness'), 2)} | ${fmt(m('redis_reconnects'), 0)} |`);
   }
 }
 out.push('');
 out.push('"failure max" is the worst run. "fairness" is Jain\'s index of the cycles per worker (1 = equal ' +
-  'shares). async rows: redlock-bench drives lock_async() chains whose release is sent from the callback ' +
+  'shares). "reconnects": connections the (unpaused) nodes accepted inside the window, i.e. reconnections after ' +
+  'dropped connections. async rows: redlock-bench drives lock_async() chains whose release is sent from the callback ' +
   'and not awaited (so no release time), node-redlock runs with ioredis auto-pipelining.');
 out.push('');
 

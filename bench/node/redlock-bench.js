@@ -34,6 +34,7 @@ const FLAGS = {
   'command-timeout': ['alias of --node-timeout', 'number'],
   'op-timeout': ['give up waiting for one acquire/release after this, ms (counted as a failure)', 'number'],
   pause: ['SIGSTOP the first K nodes after the warm-up, SIGCONT at the end', 'number'],
+  stall: ['SIGSTOP this process for MS in the middle of the window (a client pause)', 'number'],
   pids: ['comma-separated node pids (default: INFO server process_id of each node)', 'string'],
   'auto-pipeline': ['1 = ioredis enableAutoPipelining', 'number'],
   label: ['copied into the output', 'string'],
@@ -45,7 +46,7 @@ function parseArgs(argv) {
   const o = {
     nodes: process.env.REDLOCK_NODES || DEFAULT_NODES, mode: 'distinct', workers: 1, duration: 5,
     warmup: 1, ops: 0, cycles: 0, ttl: 10000, wait: 0, 'retry-count': -1, 'node-timeout': 0,
-    'command-timeout': 0, 'op-timeout': 10000, pause: 0, pids: '', 'auto-pipeline': 0, label: '',
+    'command-timeout': 0, 'op-timeout': 10000, pause: 0, stall: 0, pids: '', 'auto-pipeline': 0, label: '',
     run: 0, lib: 'redlock',
   };
   for (let i = 0; i < argv.length; i++) {
@@ -126,13 +127,14 @@ function parseInfo(text) {
 
 // Cumulative counters of all nodes, from side connections that the workload never uses.
 async function nodeCounters(admins) {
-  const total = { cpuUs: 0, commands: 0, reads: 0 };
+  const total = { cpuUs: 0, commands: 0, reads: 0, connections: 0 };
   for (const admin of admins) {
     const cpu = parseInfo(await admin.info('cpu'));
     const stats = parseInfo(await admin.info('stats'));
     total.cpuUs += (Number(cpu.used_cpu_user) + Number(cpu.used_cpu_sys)) * 1e6;
     total.commands += Number(stats.total_commands_processed);
     total.reads += Number(stats.total_reads_processed);
+    total.connections += Number(stats.total_connections_received);
   }
   return total;
 }
@@ -154,6 +156,13 @@ function within(promise, ms) {
   let timer;
   const limit = new Promise((resolve) => { timer = setTimeout(() => resolve(TIMED_OUT), ms); });
   return Promise.race([promise, limit]).finally(() => clearTimeout(timer));
+}
+// A helper process stops this one (every thread) and resumes it `ms` later: a client
+// pause while the nodes keep answering.
+function stallThisProcess(ms) {
+  const { spawn } = require('child_process');
+  spawn('sh', ['-c', `kill -STOP ${process.pid}; sleep ${ms / 1000}; kill -CONT ${process.pid}`],
+    { stdio: 'ignore', detached: true }).unref();
 }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -236,13 +245,19 @@ async function main() {
   await sleep(o.warmup * 1000);
   for (const pid of pids.slice(0, o.pause)) { process.kill(pid, 'SIGSTOP'); paused.push(pid); }
 
-  const counters0 = o.pause ? null : await nodeCounters(admins);
+  // Paused nodes cannot answer INFO; the others still show their reconnections.
+  const counted = admins.slice(o.pause);
+  const counters0 = await nodeCounters(counted);
   const rss0 = process.memoryUsage().rss;
   const usage0 = process.resourceUsage();
   const wall0 = performance.now();
   phase = 'measuring';
   if (o.ops) {
     while (t.attempts < o.ops && performance.now() - wall0 < 600000) await sleep(1);
+  } else if (o.stall > 0) {
+    await sleep((o.duration * 1000) / 2);
+    stallThisProcess(o.stall);
+    await sleep((o.duration * 1000) / 2);
   } else {
     await sleep(o.duration * 1000);
   }
@@ -252,7 +267,7 @@ async function main() {
   const rss1 = process.memoryUsage().rss;
   const blockedFor = o.wait + 2 * (o.nodeTimeout || 0) + 1000;
   const inFlightAtEnd = busySince.filter((since) => since !== 0 && since < wall1 - blockedFor).length;
-  const counters1 = o.pause ? null : await nodeCounters(admins);
+  const counters1 = await nodeCounters(counted);
   resume();
   await Promise.race([Promise.allSettled(workers), sleep(Math.max(1000, o['op-timeout'] + 500))]);
 
@@ -261,10 +276,12 @@ async function main() {
   const systemUs = usage1.systemCPUTime - usage0.systemCPUTime;
   const r1 = (x) => Math.round(x * 10) / 10;
   const per = (x, n) => (n ? r1(x / n) : null);
-  const redis = counters0 && counters1 ? {
+  const delta = {
     cpuUs: counters1.cpuUs - counters0.cpuUs, commands: counters1.commands - counters0.commands,
-    reads: counters1.reads - counters0.reads,
-  } : null;
+    reads: counters1.reads - counters0.reads, connections: counters1.connections - counters0.connections,
+  };
+  // Per-cycle server costs only when every node is counted, as in the shared schema.
+  const redis = o.pause ? null : delta;
   const out = {
     schema: 'redlock-bench/v1',
     bench: 'redlock-bench.js',
@@ -274,7 +291,7 @@ async function main() {
     driver: `ioredis ${packageVersion('ioredis')}`,
     label: o.label, run: o.run,
     mode: o.mode, workers: o.workers, nodes: o.nodeList.length, quorum: Math.floor(o.nodeList.length / 2) + 1,
-    paused_nodes: o.pause, ttl_ms: o.ttl, retry_count: o.retryCount, wait_ms: o.wait,
+    paused_nodes: o.pause, client_stall_ms: o.stall, ttl_ms: o.ttl, retry_count: o.retryCount, wait_ms: o.wait,
     command_timeout_ms: o.nodeTimeout || null, node_timeout_ms: o.nodeTimeout || null,
     op_timeout_ms: o['op-timeout'] || null, auto_pipeline: o['auto-pipeline'] > 0,
     elapsed_s: Math.round(elapsed * 1000) / 1000,
@@ -301,6 +318,7 @@ async function main() {
     redis_cpu_us_per_attempt: redis ? per(redis.cpuUs, t.attempts) : null,
     redis_commands_per_cycle: redis ? per(redis.commands, t.cycles) : null,
     redis_reads_per_cycle: redis ? per(redis.reads, t.cycles) : null,
+    redis_reconnects: delta.connections,
     host: { cpus: os.cpus().length, loadavg_1m: Math.round(os.loadavg()[0] * 100) / 100, kernel: os.release() },
     ts: new Date().toISOString(),
   };

@@ -106,6 +106,12 @@ Config parse_command_line(int argc, char** argv) {
                  "SIGSTOP the first K nodes after the warm-up, SIGCONT them at the end")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  long long stall_ms = 0;
+  app.add_option("--stall", stall_ms,
+                 "SIGSTOP this process for MS in the middle of the window (a client pause "
+                 "while the nodes keep answering)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   std::string pids;
   app.add_option("--pids", pids,
                  "Comma-separated pids of the nodes in node order (default: each node's INFO "
@@ -139,6 +145,7 @@ Config parse_command_line(int argc, char** argv) {
   config.ttl = std::chrono::milliseconds(ttl_ms);
   config.wait = std::chrono::milliseconds(wait_ms);
   config.node_timeout = std::chrono::milliseconds(node_timeout_ms);
+  config.stall = std::chrono::milliseconds(stall_ms);
   if (config.pause > static_cast<int>(config.nodes.size())) {
     std::fprintf(stderr, "redlock-bench: --pause %d: only %zu nodes\n", config.pause,
                  config.nodes.size());

@@ -32,6 +32,8 @@ struct Config {
   /// Options::node_timeout; 0 = the library's default (min(50 ms, ttl / 10)).
   std::chrono::milliseconds node_timeout{0};
   int pause = 0;
+  /// Stop the bench process itself this long in the middle of the window (0 = never).
+  std::chrono::milliseconds stall{0};
   /// Pids of the nodes, in node order; empty = ask each node (INFO server).
   std::vector<pid_t> pids;
   std::string label;

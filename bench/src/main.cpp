@@ -8,6 +8,7 @@
 #include <redlock/redlock.hpp>
 #include <thread>
 
+#include "client_stall.hpp"
 #include "config.hpp"
 #include "driver.hpp"
 #include "node_pauser.hpp"
@@ -40,7 +41,8 @@ ProcessUsage minus(const ProcessUsage& end, const ProcessUsage& start) {
 }
 
 NodeCounters minus(const NodeCounters& end, const NodeCounters& start) {
-  return {end.cpu_us - start.cpu_us, end.commands - start.commands, end.reads - start.reads};
+  return {end.cpu_us - start.cpu_us, end.commands - start.commands, end.reads - start.reads,
+          end.connections - start.connections};
 }
 
 redlock::LockOptions lock_options(const Config& config, const redlock::Options& client_options) {
@@ -76,6 +78,7 @@ int run(const Config& config) {
   options.nodes = config.nodes;
   options.node_timeout = config.node_timeout;
   auto client = redlock::Client::create(options);
+  // Options::node_timeout's documented default, reported so a run states its deadline.
   const auto effective_node_timeout = config.node_timeout.count() > 0
                                           ? config.node_timeout
                                           : std::min(milliseconds(50), config.ttl / 10);
@@ -90,14 +93,20 @@ int run(const Config& config) {
 
   if (config.pause > 0) pauser.pause({pids.begin(), pids.begin() + config.pause});
 
-  std::optional<NodeCounters> redis_start;
-  if (config.pause == 0) redis_start = sum_counters(admins);
+  // Paused nodes cannot answer INFO; the others are still counted, so a fault run shows
+  // the healthy nodes' reconnections.
+  const auto unpaused = static_cast<std::size_t>(config.pause);
+  const auto redis_start = sum_counters(admins, unpaused);
   const double rss_start = resident_mb();
   const auto usage_start = process_usage();
   const auto wall_start = Clock::now();
   window.open();
   if (window.fixed_ops()) {
     window.wait_for_ops(std::chrono::minutes(10));
+  } else if (config.stall.count() > 0) {
+    sleep_seconds(config.duration_s / 2);
+    stall_this_process(config.stall);
+    sleep_seconds(config.duration_s / 2);
   } else {
     sleep_seconds(config.duration_s);
   }
@@ -111,12 +120,11 @@ int run(const Config& config) {
   const auto promised = config.wait + effective_node_timeout * 2 + std::chrono::seconds(1);
   RunFacts facts;
   facts.in_flight_at_end = driver->busy_since_before(wall_end - promised);
-  std::optional<NodeCounters> redis_end;
-  if (config.pause == 0) redis_end = sum_counters(admins);
+  const auto redis_end = sum_counters(admins, unpaused);
   pauser.resume();
 
-  const bool facts_stopped = driver->stop(promised + std::chrono::seconds(5));
-  facts.all_workers_stopped = facts_stopped;
+  const bool stopped = driver->stop(promised + std::chrono::seconds(5));
+  facts.all_workers_stopped = stopped;
   facts.config = &config;
   facts.quorum = client->quorum();
   facts.effective_node_timeout_ms = effective_node_timeout.count();
@@ -128,7 +136,7 @@ int run(const Config& config) {
   if (redis_start && redis_end) facts.redis = minus(*redis_end, *redis_start);
   std::cout << report_line(std::move(facts)) << std::endl;
 
-  if (!facts_stopped) {
+  if (!stopped) {
     // A worker is stuck inside the library: tearing the client down under it would only
     // add a crash to the report already printed.
     std::fprintf(stderr, "redlock-bench: some workers did not stop; exiting without cleanup\n");

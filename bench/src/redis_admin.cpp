@@ -114,6 +114,7 @@ NodeCounters RedisAdmin::counters() {
   counters.cpu_us = (number(cpu, "used_cpu_user") + number(cpu, "used_cpu_sys")) * 1e6;
   counters.commands = number(stats, "total_commands_processed");
   counters.reads = number(stats, "total_reads_processed");
+  counters.connections = number(stats, "total_connections_received");
   return counters;
 }
 
@@ -140,14 +141,16 @@ void RedisAdmin::del(const std::vector<std::string>& keys) {
   }
 }
 
-std::optional<NodeCounters> sum_counters(std::vector<std::unique_ptr<RedisAdmin>>& admins) {
+std::optional<NodeCounters> sum_counters(std::vector<std::unique_ptr<RedisAdmin>>& admins,
+                                         std::size_t first) {
   NodeCounters total;
   try {
-    for (auto& admin : admins) {
-      const auto one = admin->counters();
+    for (std::size_t i = first; i < admins.size(); ++i) {
+      const auto one = admins[i]->counters();
       total.cpu_us += one.cpu_us;
       total.commands += one.commands;
       total.reads += one.reads;
+      total.connections += one.connections;
     }
   } catch (const std::exception&) {
     return std::nullopt;

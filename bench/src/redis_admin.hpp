@@ -17,9 +17,10 @@ namespace redlock_bench {
 
 /// Cumulative counters of one node (INFO cpu and INFO stats).
 struct NodeCounters {
-  double cpu_us = 0;    ///< used_cpu_user + used_cpu_sys, microseconds
-  double commands = 0;  ///< total_commands_processed
-  double reads = 0;     ///< total_reads_processed: read(2) calls, i.e. batches received
+  double cpu_us = 0;       ///< used_cpu_user + used_cpu_sys, microseconds
+  double commands = 0;     ///< total_commands_processed
+  double reads = 0;        ///< total_reads_processed: read(2) calls, i.e. batches received
+  double connections = 0;  ///< total_connections_received
 };
 
 class RedisAdmin {
@@ -44,7 +45,9 @@ class RedisAdmin {
   redisContext* context_ = nullptr;
 };
 
-/// Sum of every node's counters; a node that fails to answer makes the sum empty.
-std::optional<NodeCounters> sum_counters(std::vector<std::unique_ptr<RedisAdmin>>& admins);
+/// Sum of the counters of admins[first..]; a node that fails to answer makes the sum
+/// empty.
+std::optional<NodeCounters> sum_counters(std::vector<std::unique_ptr<RedisAdmin>>& admins,
+                                         std::size_t first = 0);
 
 }  // namespace redlock_bench

@@ -107,6 +107,7 @@ std::string report_line(RunFacts facts) {
   out["nodes"] = config.nodes.size();
   out["quorum"] = facts.quorum;
   out["paused_nodes"] = config.pause;
+  out["client_stall_ms"] = config.stall.count();
   out["ttl_ms"] = config.ttl.count();
   out["retry_count"] = config.retry_count;
   out["wait_ms"] = config.wait.count();
@@ -143,7 +144,8 @@ std::string report_line(RunFacts facts) {
   out["client_rss_mb"] = round_to(facts.rss_end_mb, 1);
   out["client_rss_growth_mb"] = round_to(facts.rss_end_mb - facts.rss_start_mb, 1);
   out["bench_samples_mb"] = round_to(double(tally.sample_bytes()) / (1024.0 * 1024.0), 1);
-  if (facts.redis) {
+  // Per-cycle server costs only when every node is counted, as in the shared schema.
+  if (facts.redis && config.pause == 0) {
     out["redis_cpu_us_per_cycle"] = per(facts.redis->cpu_us, tally.cycles);
     out["redis_cpu_us_per_attempt"] = per(facts.redis->cpu_us, tally.attempts);
     out["redis_commands_per_cycle"] = per(facts.redis->commands, tally.cycles);
@@ -154,6 +156,10 @@ std::string report_line(RunFacts facts) {
     out["redis_commands_per_cycle"] = nullptr;
     out["redis_reads_per_cycle"] = nullptr;
   }
+  // New connections the (unpaused) nodes accepted inside the window: the client connects
+  // before it, so each one is a reconnection after a dropped connection.
+  out["redis_reconnects"] =
+      facts.redis ? ordered_json(facts.redis->connections) : ordered_json(nullptr);
   if (!facts.all_workers_stopped) out["workers_not_stopped"] = true;
   out["host"] = host();
   out["ts"] = iso_now();

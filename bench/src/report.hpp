@@ -23,7 +23,8 @@ struct RunFacts {
   ProcessUsage usage;  ///< deltas over the window
   double rss_start_mb = 0;
   double rss_end_mb = 0;
-  std::optional<NodeCounters> redis;  ///< deltas over the window; empty in fault runs
+  /// Deltas over the window, of the nodes not paused (all nodes in a healthy run).
+  std::optional<NodeCounters> redis;
   int in_flight_at_end = 0;
   bool all_workers_stopped = true;
 };
