@@ -96,9 +96,12 @@ struct ConnectionStats {
 ///   protocol_error    "<node>: protocol error: <hiredis reader text>".
 ///   auth_error        "AUTH on <node> failed: <Redis' text>", or an error reply to a user
 ///                     command starting NOAUTH / WRONGPASS (detail = Redis' text).
-///   redis_error       any other error reply (detail = Redis' text, verbatim), or
+///   redis_error       any other error reply (detail = Redis' text, verbatim; a NOPERM
+///                     denial also names what was sent and the node, e.g. "NOPERM ...
+///                     (EVALSHA of the acquire script on 127.0.0.1:7101)"), or
 ///                     "SELECT 99 on <node> failed: ERR DB index is out of range".
-///   tls_error         "<node>: TLS not supported yet ..." for rediss:// endpoints.
+///   tls_error         "TLS handshake with <node> failed: certificate verify failed
+///                     (...)", "TLS setup for <node> failed: cannot load ca_file ...".
 ///   overloaded        "<node>: 4096 commands already pending (max_pending)".
 ///   cancelled         "<node>: connection closed".
 /// Callbacks must not throw. The Script passed to eval() must outlive the command (the

@@ -687,16 +687,6 @@ TEST(Connection, UnknownHostNamesTheNode) {
   expect_contains(outcome.detail, "no-such-host.invalid:6379");
 }
 
-TEST(Connection, TlsIsNotSupportedYet) {
-  TestLoop loop;
-  auto connection = open(loop.get(), "rediss://127.0.0.1:6380");
-  Outcome outcome;
-  send(*connection, {"PING"}, 2s, record(outcome));
-  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
-  EXPECT_EQ(outcome.error, make_error_code(errc::tls_error));
-  expect_contains(outcome.detail, "TLS not supported yet");
-}
-
 TEST(Connection, NonPositiveTimeoutFailsLater) {
   RedisServer server;
   TestLoop loop;
