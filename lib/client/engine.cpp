@@ -110,12 +110,39 @@ ReleaseNotifier& Engine::notifier() {
 
 void Engine::untrack(const Cancellable* operation) { waiting_.erase(operation); }
 
+NodeCallback Engine::count_release(NodeCallback done) {
+  ++releases_in_flight_;
+  return [this, done = std::move(done)](NodeReply reply) {
+    // The engine outlives its nodes' callbacks: they all run before close() returns.
+    if (--releases_in_flight_ == 0 && on_releases_landed_) {
+      auto landed = std::move(on_releases_landed_);
+      on_releases_landed_ = nullptr;
+      landed();
+    }
+    done(std::move(reply));
+  };
+}
+
 void Engine::close() {
   if (closed_.exchange(true)) {
     loop_.stop(nullptr);  // waits for a stop begun on another thread
     return;
   }
+  if (!loop_.on_loop_thread()) {
+    // Releases still on the wire get at most one node deadline to land before the
+    // connections close under them. Nothing waits when none is outstanding.
+    auto landed = std::make_shared<std::promise<void>>();
+    auto future = landed->get_future();
+    const bool posted = loop_.post([this, landed] {
+      if (releases_in_flight_ == 0 || nodes_closed_) return landed->set_value();
+      on_releases_landed_ = [landed] { landed->set_value(); };
+    });
+    const auto limit = (options_.node_timeout.count() > 0 ? options_.node_timeout : std::chrono::milliseconds(50)) +
+                       std::chrono::milliseconds(50);
+    if (posted) future.wait_for(limit);
+  }
   loop_.stop([this] {
+    on_releases_landed_ = nullptr;
     nodes_closed_ = true;
     // Cancelling may complete user callbacks that drop the last reference to an
     // operation, so the registry is emptied first.

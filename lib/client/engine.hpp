@@ -69,6 +69,10 @@ class Engine : public std::enable_shared_from_this<Engine> {
   std::vector<std::unique_ptr<Node>>& nodes() noexcept { return nodes_; }
   uv_loop_s* loop() const noexcept { return loop_.loop(); }
   void track(const std::shared_ptr<Cancellable>& operation);
+  /// Wraps the callback of a release sent to a node, so that close() can give releases
+  /// still on the wire a moment to land: a process that unlocks and exits at once must
+  /// not leave its value on the nodes that had not answered yet.
+  NodeCallback count_release(NodeCallback done);
   /// The release notifications (subscriber connections open on first use).
   ReleaseNotifier& notifier();
   void untrack(const Cancellable* operation);
@@ -86,6 +90,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // Loop-thread state.
   bool nodes_closed_ = false;
   std::vector<std::unique_ptr<Node>> nodes_;
+  int releases_in_flight_ = 0;
+  std::function<void()> on_releases_landed_;
   std::vector<net::ConnectionOptions> connection_options_;
   std::unique_ptr<ReleaseNotifier> notifier_;
   std::unordered_map<const Cancellable*, std::shared_ptr<Cancellable>> waiting_;

@@ -42,7 +42,7 @@ Decision QuorumRound::record(int index, Vote vote, std::uint64_t token) {
     }
     if (decision_ != Decision::undecided) {
       grants_at_decision_ = grants_;
-      failures_at_decision_ = failures_;
+      refusals_at_decision_ = refusals_;
       max_token_at_decision_ = max_token_;
     }
   }
@@ -50,8 +50,8 @@ Decision QuorumRound::record(int index, Vote vote, std::uint64_t token) {
 }
 
 FailureKind QuorumRound::failure_kind() const noexcept {
-  return failures_at_decision_ > nodes() - quorum_ ? FailureKind::unreachable
-                                                   : FailureKind::contention;
+  return refusals_at_decision_ > nodes() - quorum_ ? FailureKind::contention
+                                                   : FailureKind::unreachable;
 }
 
 }  // namespace redlock::core

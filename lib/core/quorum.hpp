@@ -48,8 +48,11 @@ class QuorumRound {
   int pending() const noexcept { return nodes() - grants_ - refusals_ - failures_; }
   bool answered(int index) const noexcept;
 
-  /// Only meaningful once impossible: `unreachable` iff failures alone rule a quorum out
-  /// (more than N - quorum nodes failed), otherwise `contention`.
+  /// Only meaningful once impossible: `contention` iff the nodes held by someone else
+  /// alone rule a quorum out (more than N - quorum refusals when decided), otherwise
+  /// `unreachable`: failed or silent nodes made the difference. (Deciding by failures
+  /// instead would call a partitioned majority "contention" whenever the reachable
+  /// minority held other clients' partial grants.)
   FailureKind failure_kind() const noexcept;
 
   /// The largest token among the grants counted at the decision (fencing: the counters
@@ -65,7 +68,7 @@ class QuorumRound {
   std::uint64_t max_token_ = 0;
   Decision decision_ = Decision::undecided;
   int grants_at_decision_ = 0;
-  int failures_at_decision_ = 0;
+  int refusals_at_decision_ = 0;
   std::uint64_t max_token_at_decision_ = 0;
 };
 

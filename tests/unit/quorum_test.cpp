@@ -77,10 +77,10 @@ TEST(QuorumRound, EveryAssignmentOfFiveNodesDecidesAcquiredIffGrantsReachQuorum)
         ASSERT_EQ(replies_needed, settling_step(replies, order, quorum))
             << "case " << code << ": decided later (or earlier) than the first settling reply";
         if (decision == Decision::impossible) {
-          // Infrastructure trouble is told apart from contention: only when failures
-          // among the replies seen so far alone rule a quorum out.
-          ASSERT_EQ(round.failure_kind() == FailureKind::unreachable,
-                    round.failures() > 5 - quorum)
+          // Contention only when other holders alone rule a quorum out; when failed
+          // nodes made the difference it is infrastructure trouble.
+          ASSERT_EQ(round.failure_kind() == FailureKind::contention,
+                    round.refusals() > 5 - quorum)
               << "case " << code;
         }
         ++cases;
@@ -126,6 +126,15 @@ TEST(QuorumRound, HeldByAnotherOnThreeIsContention) {
   round.record(1, Vote::refused);
   EXPECT_EQ(round.record(2, Vote::refused), Decision::impossible);
   EXPECT_EQ(round.failure_kind(), FailureKind::contention);
+}
+
+TEST(QuorumRound, PartitionedMajorityIsUnreachableEvenWithForeignGrantsOnTheMinority) {
+  // The two reachable nodes hold other clients' partial grants; the three others time out.
+  QuorumRound round(5, 3);
+  round.record(0, Vote::refused);
+  round.record(1, Vote::refused);
+  EXPECT_EQ(round.record(2, Vote::failed), Decision::impossible);
+  EXPECT_EQ(round.failure_kind(), FailureKind::unreachable);
 }
 
 TEST(QuorumRound, QuorumOfAllNodesFailsAtTheFirstRefusal) {
