@@ -46,6 +46,10 @@ class Client {
   /// nodes failed.
   Result<Lock> try_lock(std::string_view key, std::chrono::milliseconds ttl);
   /// Attempts until acquired or `options.wait` has passed (one attempt when wait is 0).
+  /// While waiting it is woken by the holder's release (no polling). Every failed
+  /// attempt is retried until the deadline, quorum_unreachable included (a node may come
+  /// back); the error returned is the last attempt's. A caller that wants to fail fast
+  /// on infrastructure trouble makes one try_lock() first, as the CLI does.
   Result<Lock> lock(std::string_view key, const LockOptions& options);
   void lock_async(std::string_view key, LockOptions options, LockCallback callback);
 
@@ -58,8 +62,10 @@ class Client {
   Result<std::chrono::milliseconds> extend(std::string_view key, std::string_view value,
                                            std::chrono::milliseconds ttl);
 
-  /// Cancels pending operations (their callbacks get errc::cancelled), stops the
-  /// watchdogs, closes connections and joins the loop thread. Idempotent; also done by
+  /// Gives releases still on the wire up to one node deadline to land, then cancels
+  /// pending operations (their callbacks get errc::cancelled), stops the watchdogs,
+  /// closes connections and joins the loop thread. After close, calls fail with
+  /// errc::cancelled and async callbacks run at once on the calling thread. Idempotent; also done by
   /// the destructor. Locks still held expire by their TTL.
   void close();
 
