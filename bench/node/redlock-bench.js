@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // The redlock-bench workload with the npm `redlock` package (node-redlock v5) over
-// ioredis, so the two clients can be run on the same nodes in one session. Same flags
+// ioredis, so the two clients can be run on the same nodes side by side. Same flags
 // and the same redlock-bench/v1 JSON line as redlock-bench; run with --help for them.
 //
 // Workers are async functions in this one process sharing one ioredis connection per
