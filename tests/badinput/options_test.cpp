@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <redlock/redlock.hpp>
+#include <ostream>
 #include <stdexcept>
 
 #include "harness.hpp"
@@ -144,6 +145,9 @@ struct MalformedUrl {
   std::string url;
   std::string message;  ///< the whole message of Client::create
 };
+
+// gtest would otherwise print the parameter as raw bytes, reading the strings' padding.
+void PrintTo(const MalformedUrl& row, std::ostream* out) { *out << '"' << row.url << '"'; }
 
 class MalformedUrlTest : public ::testing::TestWithParam<MalformedUrl> {};
 
