@@ -45,6 +45,10 @@ std::uint64_t to_ms_rounded_up(std::uint64_t ns) {
   return (ns + ns_per_ms - 1) / ns_per_ms;
 }
 
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return a > no_deadline - b ? no_deadline : a + b;
+}
+
 // A published message arrives unasked on a subscribed connection; every other reply
 // answers a command.
 bool is_pubsub_message(const redisReply* reply) {
@@ -131,6 +135,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     uv_timer_init(loop_, &backoff_timer_);
     uv_prepare_init(loop_, &flush_prepare_);
     uv_idle_init(loop_, &deferred_idle_);
+    uv_check_init(loop_, &deadline_check_);
+    uv_idle_init(loop_, &poll_idle_);
     for (uv_handle_t* handle : handles()) handle->data = this;
     begin_connect();
   }
@@ -144,6 +150,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     uv_timer_stop(&backoff_timer_);
     uv_prepare_stop(&flush_prepare_);
     uv_idle_stop(&deferred_idle_);
+    uv_check_stop(&deadline_check_);
+    uv_idle_stop(&poll_idle_);
     // Failures decided before close() (overloaded, fail-fast) keep their own error and
     // are delivered now; commands that the callbacks below submit are answered only after
     // close() returned, from the last close callback.
@@ -268,6 +276,16 @@ class ConnectionImpl final : public Connection, private TransportSink {
     // command or key: "EVALSHA"/"EVAL" plus the script's name, or the command's argv[0].
     std::string command;
     std::string_view script_name;  // the Script outlives the command (see eval())
+    // Timed out while in flight: the callback already ran, and the reply, when it comes,
+    // is discarded. The entry stays so that the replies after it still match in order.
+    bool abandoned = false;
+  };
+
+  // A command whose deadline passed, taken out of its entry before its callback runs.
+  struct Expired {
+    ReplyCallback callback;
+    std::uint64_t timeout_ms = 0;
+    bool sent = false;
   };
 
   struct Deferred {
@@ -287,11 +305,13 @@ class ConnectionImpl final : public Connection, private TransportSink {
     if (reader_) redisReaderFree(reader_);
   }
 
-  std::array<uv_handle_t*, 4> handles() noexcept {
+  std::array<uv_handle_t*, 6> handles() noexcept {
     return {reinterpret_cast<uv_handle_t*>(&deadline_timer_),
             reinterpret_cast<uv_handle_t*>(&backoff_timer_),
             reinterpret_cast<uv_handle_t*>(&flush_prepare_),
-            reinterpret_cast<uv_handle_t*>(&deferred_idle_)};
+            reinterpret_cast<uv_handle_t*>(&deferred_idle_),
+            reinterpret_cast<uv_handle_t*>(&deadline_check_),
+            reinterpret_cast<uv_handle_t*>(&poll_idle_)};
   }
 
   static void on_handle_closed(uv_handle_t* handle) {
@@ -339,6 +359,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
     entry.deadline_ns = deadline;
     entry.timeout_ms = std::uint64_t(timeout.count());
     entry.bytes = length;
+    entry.abandoned = false;
     out_.append(bytes, length);
     ++stats_.commands;
     if (deadline < earliest_ns_) earliest_ns_ = deadline;
@@ -585,10 +606,10 @@ class ConnectionImpl final : public Connection, private TransportSink {
     transport_connected_ = false;
   }
 
-  // Drops the connection and fails every command: in flight ones because a late reply
-  // must never be matched to a later command, queued ones because the next connection
-  // only comes after a backoff. Commands whose own deadline passed by `expired_at` get
-  // errc::timeout; the others get `error`.
+  // Drops the connection and fails every command: in flight ones because their replies
+  // can no longer come, queued ones because the next connection only comes after a
+  // backoff. Commands whose own deadline passed by `expired_at` get errc::timeout; the
+  // others get `error`; abandoned ones were answered already.
   void fail_connection(NetError error, std::uint64_t expired_at = 0) {
     if (phase_ == Phase::closed) return;
     ++generation_;
@@ -663,9 +684,10 @@ class ConnectionImpl final : public Connection, private TransportSink {
 
   // --- deadlines --------------------------------------------------------------------
 
-  // One timer per connection, armed to the earliest deadline (a command's or the
-  // connect deadline). Completed commands leave it armed too early at worst; it then
-  // fires, finds nothing expired, and re-arms.
+  // One timer per connection, armed to the earliest moment an entry needs a look (a live
+  // command's deadline, an abandoned one's dead-node bound) or to the connect deadline.
+  // Completed commands leave it armed too early at worst; it then fires, finds nothing
+  // expired, and re-arms.
   void arm_deadline_timer() {
     if (phase_ == Phase::closed) return;  // the timer is closing
     std::uint64_t due = entries_.empty() ? no_deadline : earliest_ns_;
@@ -682,10 +704,38 @@ class ConnectionImpl final : public Connection, private TransportSink {
     armed_ns_ = due;
   }
 
+  // libuv runs due timers before it polls, so after the loop thread was stalled the
+  // timer fires while the replies that arrived meanwhile are still unread. It therefore
+  // decides nothing: the check handle does, after one more poll, which the idle handle
+  // keeps from blocking. Both run only when a deadline may have passed.
   static void on_deadline_timer(uv_timer_t* timer) {
     auto* self = static_cast<ConnectionImpl*>(timer->data);
     self->armed_ns_ = no_deadline;
+    uv_idle_start(&self->poll_idle_, [](uv_idle_t*) {});
+    uv_check_start(&self->deadline_check_, &on_deadline_check);
+  }
+
+  static void on_deadline_check(uv_check_t* check) {
+    auto* self = static_cast<ConnectionImpl*>(check->data);
+    uv_check_stop(check);
+    uv_idle_stop(&self->poll_idle_);
     self->check_deadlines(uv_hrtime());
+  }
+
+  // How long past its deadline an unanswered command makes the node count as dead.
+  // Clamped so that no product overflows, whatever the timeout and options.
+  std::uint64_t dead_node_ns(std::uint64_t timeout_ms) const {
+    constexpr std::uint64_t max_ms = no_deadline / ns_per_ms;
+    const std::uint64_t factor = options_.dead_node_factor;
+    const std::uint64_t scaled_ms =
+        std::min(timeout_ms, max_ms / std::max<std::uint64_t>(factor, 1)) * factor;
+    const std::uint64_t min_ms =
+        std::uint64_t(std::max<std::int64_t>(options_.dead_node_min.count(), 0));
+    return std::min(std::max(min_ms, scaled_ms), max_ms) * ns_per_ms;
+  }
+
+  std::uint64_t dead_at(const Entry& entry) const {
+    return saturating_add(entry.deadline_ns, dead_node_ns(entry.timeout_ms));
   }
 
   void check_deadlines(std::uint64_t now) {
@@ -708,27 +758,54 @@ class ConnectionImpl final : public Connection, private TransportSink {
       fail_connection({make_error_code(errc::connection_error), std::move(detail)}, now);
       return;
     }
+    // Replies come in order, so an unanswered command this late means the node answers
+    // nothing at all: only then is the connection worth dropping.
     for (std::size_t i = 0; i < written_; ++i) {
-      if (entries_[i].deadline_ns <= now) {
+      const Entry& entry = entries_[i];
+      if (dead_at(entry) <= now) {
+        const std::uint64_t waited_ms = (dead_at(entry) - entry.deadline_ns) / ns_per_ms;
         fail_connection({make_error_code(errc::connection_error),
-                         where_ + ": connection dropped: an earlier command got no reply within " +
-                             std::to_string(entries_[i].timeout_ms) + " ms"},
+                         where_ + ": connection dropped: a command got no reply within " +
+                             std::to_string(entry.timeout_ms + waited_ms) + " ms"},
                         now);
         return;
       }
     }
-    expire_queued(now);
+    std::vector<Expired> expired;
+    abandon_late(now, expired);
+    expire_queued(now, expired);
     earliest_ns_ = no_deadline;
     for (std::size_t i = 0; i < entries_.size(); ++i) {
-      earliest_ns_ = std::min(earliest_ns_, entries_[i].deadline_ns);
+      const Entry& entry = entries_[i];
+      earliest_ns_ = std::min(earliest_ns_, entry.abandoned ? dead_at(entry) : entry.deadline_ns);
     }
     arm_deadline_timer();
+    if (expired.empty()) return;
+    const std::string state = phase_ == Phase::ready ? "" : " (not sent: still connecting)";
+    for (Expired& item : expired) {
+      if (!item.callback) continue;
+      const std::string detail = no_reply_detail(item.timeout_ms) + (item.sent ? "" : state);
+      item.callback(ReplyView{make_error_code(errc::timeout), detail, nullptr});
+    }
+  }
+
+  // Commands in flight that ran out of time fail alone; their entries stay, abandoned,
+  // to take their replies when these come.
+  void abandon_late(std::uint64_t now, std::vector<Expired>& expired) {
+    for (std::size_t i = 0; i < written_; ++i) {
+      Entry& entry = entries_[i];
+      if (entry.abandoned || entry.deadline_ns > now) continue;
+      expired.push_back({std::move(entry.callback), entry.timeout_ms, true});
+      entry.callback = nullptr;
+      entry.script = nullptr;  // a NOSCRIPT reply is discarded like any other
+      entry.abandoned = true;
+    }
   }
 
   // Commands not written yet (waiting for the connection) that ran out of time are
   // removed with their bytes; the connection itself is not at fault.
-  void expire_queued(std::uint64_t now) {
-    std::vector<std::pair<ReplyCallback, std::uint64_t>> expired;
+  void expire_queued(std::uint64_t now, std::vector<Expired>& expired) {
+    const std::size_t before = expired.size();
     std::size_t keep = written_;
     std::size_t read_at = 0;
     std::size_t write_at = 0;
@@ -736,7 +813,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
       Entry& entry = entries_[i];
       const std::size_t bytes = entry.bytes;
       if (entry.deadline_ns <= now) {
-        expired.emplace_back(std::move(entry.callback), entry.timeout_ms);
+        expired.push_back({std::move(entry.callback), entry.timeout_ms, false});
         entry.callback = nullptr;
         entry.script = nullptr;
       } else {
@@ -747,15 +824,9 @@ class ConnectionImpl final : public Connection, private TransportSink {
       }
       read_at += bytes;
     }
-    if (expired.empty()) return;
+    if (expired.size() == before) return;
     out_.resize(write_at);
     entries_.truncate(keep);
-    const std::string state = phase_ == Phase::ready ? "" : " (not sent: still connecting)";
-    for (auto& [callback, timeout_ms] : expired) {
-      if (!callback) continue;
-      const std::string detail = no_reply_detail(timeout_ms) + state;
-      callback(ReplyView{make_error_code(errc::timeout), detail, nullptr});
-    }
   }
 
   // --- writing and reading ----------------------------------------------------------
@@ -826,6 +897,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
       resend_as_eval();
       return;
     }
+    if (entry.abandoned) ++stats_.late_replies;
     ReplyCallback callback = std::move(entry.callback);
     entry.callback = nullptr;
     entry.script = nullptr;
@@ -897,6 +969,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
     entry.script_name = script_name;
     entry.argc = argc;
     entry.eval_tail.swap(tail);
+    entry.abandoned = false;
     schedule_flush();
   }
 
@@ -911,6 +984,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
   uv_timer_t backoff_timer_{};
   uv_prepare_t flush_prepare_{};
   uv_idle_t deferred_idle_{};
+  uv_check_t deadline_check_{};  // decides expiry after the poll (see on_deadline_timer)
+  uv_idle_t poll_idle_{};        // keeps that poll from blocking
   std::size_t closed_handles_ = 0;
 
   Transport* transport_ = nullptr;           // frees itself after close()
@@ -926,7 +1001,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
   std::size_t written_ = 0;       // entries whose bytes went to the transport
   std::uint64_t generation_ = 0;  // bumped whenever the connection is dropped or closed
 
-  std::uint64_t earliest_ns_ = no_deadline;  // lower bound of the entries' deadlines
+  std::uint64_t earliest_ns_ = no_deadline;  // lower bound of when an entry needs a look
   std::uint64_t armed_ns_ = no_deadline;
   std::uint64_t connect_deadline_ns_ = 0;  // 0 when not connecting
 

@@ -31,8 +31,15 @@ struct ConnectionOptions {
   std::chrono::milliseconds connect_timeout{1000};
   std::chrono::milliseconds reconnect_min{10};
   std::chrono::milliseconds reconnect_max{1000};
-  std::size_t max_pending = 4096;  ///< queued + in flight; beyond it commands fail (overloaded)
-  TlsOptions tls;                  ///< used for Scheme::rediss
+  /// Queued + in flight, counting timed-out commands whose reply has not arrived yet;
+  /// beyond it commands fail (overloaded). This bounds the memory a dead node can hold.
+  std::size_t max_pending = 4096;
+  /// The dead-node bound: the connection is dropped when a command in flight is still
+  /// unanswered max(dead_node_min, dead_node_factor x its timeout) after its deadline.
+  /// Until then a late reply is only a slow node (or a stalled client), not a dead one.
+  std::chrono::milliseconds dead_node_min{1000};
+  std::uint32_t dead_node_factor = 10;
+  TlsOptions tls;  ///< used for Scheme::rediss
   /// Subscriber connections only: receives each pub/sub "message" push (an array
   /// ["message", channel, payload]) instead of matching it to a command. Must not close
   /// the connection.
@@ -58,11 +65,12 @@ enum class ConnectionState { connecting, ready, backoff, closed };
 
 /// Counters for tests and benchmarks.
 struct ConnectionStats {
-  std::uint64_t commands = 0;     ///< commands accepted
-  std::uint64_t writes = 0;       ///< write calls issued to the socket (one per flush)
-  std::uint64_t reads = 0;        ///< read callbacks with data
-  std::uint64_t connects = 0;     ///< successful connections (including handshake)
-  std::uint64_t disconnects = 0;  ///< connections dropped (error, timeout, peer close)
+  std::uint64_t commands = 0;      ///< commands accepted
+  std::uint64_t writes = 0;        ///< write calls issued to the socket (one per flush)
+  std::uint64_t reads = 0;         ///< read callbacks with data
+  std::uint64_t connects = 0;      ///< successful connections (including handshake)
+  std::uint64_t disconnects = 0;   ///< connections dropped (error, dead node, peer close)
+  std::uint64_t late_replies = 0;  ///< replies discarded because their command timed out
 };
 
 /// Lifetime: created with `Connection::create`, owned through ConnectionPtr whose deleter
@@ -78,9 +86,16 @@ struct ConnectionStats {
 /// Pipelining: commands submitted during one loop turn are written with a single write
 /// per connection (flushed from a uv_prepare_t before the loop polls).
 ///
-/// Failures: connect errors, a peer close, a protocol error, or any command's deadline
-/// passing drops the connection (so a late reply can never be matched to a later command),
-/// fails everything in flight, and reconnects after an exponential backoff with full
+/// Deadlines: a command whose deadline passed fails alone with errc::timeout. Its place in
+/// the pipeline is kept, abandoned, so that its reply, when it comes, is matched to it in
+/// order and discarded, never taken for a later command's. Expiry is decided only after
+/// the loop has read the sockets once more (a uv_check_t after the poll): libuv runs due
+/// timers before it polls, so after the loop thread was stalled the replies that arrived
+/// meanwhile must be read before anything is declared late.
+///
+/// Failures: connect errors, a peer close, a protocol error, or a command still unanswered
+/// at the dead-node bound (see ConnectionOptions::dead_node_min) drop the connection,
+/// fail everything in flight, and reconnect after an exponential backoff with full
 /// jitter (reset by a successful handshake). While in backoff, new commands fail at once
 /// with the last error; commands submitted while connecting wait (up to their deadline).
 ///
@@ -89,9 +104,10 @@ struct ConnectionStats {
 ///                     "read 127.0.0.1:7101: connection closed by peer (EOF)[ in the middle
 ///                     of a reply]", "connect 10.0.0.1:6379: timed out after 1000 ms",
 ///                     "resolve name:6379: ...", and for the other commands in flight when
-///                     one timed out: "<node>: connection dropped: an earlier command got no
-///                     reply within 50 ms". In backoff: the failure's own code (timeouts
-///                     count as connection_error) and "not connected, last error: <detail>".
+///                     the node was taken for dead: "<node>: connection dropped: a command
+///                     got no reply within 1050 ms" (its timeout plus the dead-node bound).
+///                     In backoff: the failure's own code (timeouts count as
+///                     connection_error) and "not connected, last error: <detail>".
 ///   timeout           "<node>: no reply within 50 ms[ (not sent: still connecting)]".
 ///   protocol_error    "<node>: protocol error: <hiredis reader text>".
 ///   auth_error        "AUTH on <node> failed: <Redis' text>", or an error reply to a user
@@ -128,6 +144,7 @@ class Connection {
 
   const Endpoint& endpoint() const noexcept;
   ConnectionState state() const noexcept;
+  /// Commands queued or in flight, including timed-out ones whose reply is still due.
   std::size_t pending() const noexcept;
   const ConnectionStats& stats() const noexcept;
 
