@@ -87,7 +87,7 @@ class AcquireOperation final : public Cancellable,
     watch_id_ = engine_->notifier().watch(
         key_,
         [weak] {
-          if (auto self = weak.lock()) self->on_release_announced();
+          if (auto self = weak.lock()) self->on_woken();
         },
         [weak] {
           if (auto self = weak.lock(); self && !self->finished_ && self->attempts_ == 0) self->attempt();
@@ -97,21 +97,20 @@ class AcquireOperation final : public Cancellable,
   void cancel() override { finish(cancelled_error("lock " + quote_key(key_))); }
 
  private:
-  void on_release_announced() {
-    if (finished_) return;
-    if (in_flight_) {
-      released_meanwhile_ = true;
-      return;
-    }
-    if (attempts_ == 0) return;  // the first attempt is about to start anyway
+  // A release was announced and this waiter's turn came (it is idle: its last attempt
+  // failed). It holds the wake until its attempt ends; giving up instead passes it on.
+  void on_woken() {
+    if (finished_ || !engine_->open()) return;
+    // No attempt starts after the deadline (the timer's last one is due at it).
+    const auto now = Clock::now();
+    if (now >= schedule_.deadline() && last_error_) return give_up(std::move(*last_error_), now);
     timer_->stop();
     attempt();
   }
 
   void attempt() {
     ++attempts_;
-    in_flight_ = true;
-    released_meanwhile_ = false;
+    if (watch_id_) engine_->notifier().attempt_started(*watch_id_);
     auto value = core::new_lock_value();
     run_round(
         *engine_,
@@ -205,39 +204,45 @@ class AcquireOperation final : public Cancellable,
   void attempt_failed(Error error, const std::string& value, const RoundResult& round) {
     release_leftovers(*engine_, key_, value, round, node_timeout_);
     if (!engine_->open()) return finish(cancelled_error("lock " + quote_key(key_)));
-    in_flight_ = false;
     const auto now = Clock::now();
     std::optional<Clock::time_point> next;
     if (timer_) {
-      if (released_meanwhile_) {
-        // A release was announced while this attempt was in flight: try again at once.
+      // Only one other owner's release announces again; any other failure hands the wake
+      // (if this attempt held it) to the next waiter.
+      const auto holder_ttl = round.single_holder_ttl();
+      if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, holder_ttl.has_value())) {
+        // A release was announced while attempts were in flight: try again at once.
         next = schedule_.next_attempt(attempts_, now, std::chrono::milliseconds(0));
         if (next) next = now;
       } else {
         // Subscribed: sleep until a single holder's key can expire; the release
         // announcement wakes us sooner. A split vote between contenders gets the
         // ordinary jittered delay.
-        next = schedule_.next_attempt(attempts_, now, watch_id_ ? round.single_holder_ttl() : std::nullopt);
+        next = schedule_.next_attempt(attempts_, now, watch_id_ ? holder_ttl : std::nullopt);
       }
     }
-    if (!next) {
-      if (attempts_ > 1) {
-        error = Error(error.code(),
-                      error.message() + " (after " + std::to_string(attempts_) + " attempts in " +
-                          elapsed_ms(started_, now) + ")",
-                      error.nodes());
-      }
-      return finish(std::move(error));
-    }
+    if (!next) return give_up(std::move(error), now);
+    last_error_ = std::move(error);
     timer_->start(std::chrono::ceil<milliseconds>(*next - now), [self = shared_from_this()] {
       if (!self->finished_) self->attempt();
     });
   }
 
+  void give_up(Error error, Clock::time_point now) {
+    if (attempts_ > 1) {
+      error = Error(error.code(),
+                    error.message() + " (after " + std::to_string(attempts_) + " attempts in " +
+                        elapsed_ms(started_, now) + ")",
+                    error.nodes());
+    }
+    finish(std::move(error));
+  }
+
   void finish(Result<std::shared_ptr<LockState>> result) {
     if (finished_) return;
     finished_ = true;
-    if (watch_id_) engine_->notifier().unwatch(*watch_id_);
+    // Leaving the queue may pass a wake this waiter held to the next one.
+    if (watch_id_) engine_->notifier().unwatch(*watch_id_, result.has_value());
     if (timer_) {
       timer_->close();
       timer_ = nullptr;
@@ -257,8 +262,7 @@ class AcquireOperation final : public Cancellable,
   Timer* timer_ = nullptr;  // only when waiting; owned, closed in finish()
   std::optional<ReleaseNotifier::WaiterId> watch_id_;
   int attempts_ = 0;
-  bool in_flight_ = false;
-  bool released_meanwhile_ = false;
+  std::optional<Error> last_error_;  // of the last failed attempt, while waiting for the next
   bool finished_ = false;
 };
 

@@ -31,14 +31,14 @@ void ReleaseNotifier::connect() {
       auto self = weak.lock();
       if (!self) return;
       for (const auto& [name, channel] : (*self)->channels_) {
-        if (!channel.waiters.empty()) (*self)->subscribe(node, name, false);
+        if (!channel.queue.empty()) (*self)->subscribe(node, name, false);
       }
     };
     subscribers_.emplace_back(net::Connection::create(loop_, std::move(options)));
   }
 }
 
-ReleaseNotifier::WaiterId ReleaseNotifier::watch(const std::string& key, std::function<void()> on_release,
+ReleaseNotifier::WaiterId ReleaseNotifier::watch(const std::string& key, std::function<void()> on_woken,
                                                  std::function<void()> ready) {
   const WaiterId id = next_id_++;
   if (closed_) {
@@ -49,7 +49,8 @@ ReleaseNotifier::WaiterId ReleaseNotifier::watch(const std::string& key, std::fu
   const std::string name = key + scripts::released_suffix;
   auto [it, created] = channels_.try_emplace(name);
   Channel& channel = it->second;
-  channel.waiters.emplace(id, std::move(on_release));
+  channel.queue.join(id);
+  channel.on_woken.emplace(id, std::move(on_woken));
   waiter_channels_.emplace(id, name);
   if (created) {
     channel.waiting_for_ready.push_back(std::move(ready));
@@ -92,15 +93,46 @@ void ReleaseNotifier::settle(Channel& channel) {
   for (auto& callback : callbacks) callback();
 }
 
-void ReleaseNotifier::unwatch(WaiterId id) {
+ReleaseNotifier::Channel* ReleaseNotifier::channel_of(WaiterId id) {
+  auto found = waiter_channels_.find(id);
+  if (found == waiter_channels_.end()) return nullptr;
+  auto it = channels_.find(found->second);
+  return it == channels_.end() ? nullptr : &it->second;
+}
+
+void ReleaseNotifier::wake(const std::string& name, std::optional<WaiterId> id) {
+  if (!id) return;
+  auto it = channels_.find(name);
+  if (it == channels_.end()) return;
+  auto callback = it->second.on_woken.find(*id);
+  if (callback == it->second.on_woken.end()) return;
+  // Copied: the waiter may finish at once and unwatch, erasing its callback.
+  auto on_woken = callback->second;
+  on_woken();
+}
+
+void ReleaseNotifier::attempt_started(WaiterId id) {
+  if (Channel* channel = channel_of(id)) channel->queue.attempt_started(id);
+}
+
+bool ReleaseNotifier::attempt_failed(WaiterId id, bool holder_seen) {
+  Channel* channel = channel_of(id);
+  if (channel == nullptr) return false;
+  const auto after = channel->queue.attempt_failed(id, holder_seen);
+  wake(waiter_channels_.at(id), after.wake);
+  return after.retry_now;
+}
+
+void ReleaseNotifier::unwatch(WaiterId id, bool acquired) {
   auto found = waiter_channels_.find(id);
   if (found == waiter_channels_.end()) return;
   const std::string name = std::move(found->second);
   waiter_channels_.erase(found);
   auto it = channels_.find(name);
   if (it == channels_.end()) return;
-  it->second.waiters.erase(id);
-  if (!it->second.waiters.empty() || !it->second.waiting_for_ready.empty()) return;
+  const auto passed_to = it->second.queue.leave(id, acquired);
+  it->second.on_woken.erase(id);
+  if (!it->second.queue.empty() || !it->second.waiting_for_ready.empty()) return wake(name, passed_to);
   channels_.erase(it);
   if (closed_) return;
   const std::array<std::string_view, 2> argv{"UNSUBSCRIBE", name};
@@ -118,11 +150,7 @@ void ReleaseNotifier::on_message(const redisReply* message) {
     if (released == it->second.last_released) return;
     it->second.last_released = std::move(released);
   }
-  // Copied: a waiter woken here may unwatch (and erase the channel).
-  std::vector<std::function<void()>> waiters;
-  waiters.reserve(it->second.waiters.size());
-  for (const auto& [id, callback] : it->second.waiters) waiters.push_back(callback);
-  for (auto& callback : waiters) callback();
+  wake(it->first, it->second.queue.announce());
 }
 
 void ReleaseNotifier::close() {
