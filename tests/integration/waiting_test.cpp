@@ -1,0 +1,167 @@
+// Waiting on a held lock against five real redis-server processes: a release wakes one
+// waiter of a client, not all of them, and a wake that its waiter cannot use goes to the
+// next one instead of being lost.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <redlock/redlock.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/lock_nodes_fixture.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+class WaitingTest : public test::LockNodesTest {
+ protected:
+  /// A client whose retry timer cannot find a release sooner than 4 s (and not before
+  /// the holder's ttl ends once it saw one holder): only a wake gets it the lock sooner.
+  static std::shared_ptr<Client> slow_retry_client(std::chrono::milliseconds drift_margin = 2ms) {
+    auto slow = options();
+    slow.retry_delay = 5s;
+    slow.retry_jitter = 1s;
+    slow.drift_margin = drift_margin;
+    return Client::create(slow);
+  }
+
+  /// Lua script calls (EVALSHA and EVAL: acquires, releases, extends) served by all five
+  /// lock nodes since they started.
+  static long long script_calls() {
+    long long total = 0;
+    for (std::size_t node = 0; node < cluster().size(); ++node) {
+      const std::string info = cluster()[node].command({"INFO", "commandstats"}).str;
+      for (const std::string command : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="}) {
+        const auto at = info.find(command);
+        if (at != std::string::npos) total += std::stoll(info.substr(at + command.size()));
+      }
+    }
+    return total;
+  }
+};
+
+TEST_F(WaitingTest, HotKeyWaitersOfOneClientDoNotAllRetryAtEachRelease) {
+  // 32 threads of one client take turns on one key. When every waiter retried at each
+  // release, a handoff cost an acquire attempt of 5 script calls per waiter (plus the
+  // releases of partial grants); woken one at a time, a handoff costs the woken waiter's
+  // attempt, the release, and the first attempt of the thread that queues again.
+  constexpr int threads = 32;
+  constexpr int cycles_per_thread = 15;
+  constexpr long long cycles = threads * cycles_per_thread;
+  auto client = Client::create(options());
+  std::atomic<int> inside{0};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> failures{0};
+  const long long calls_before = script_calls();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      for (int cycle = 0; cycle < cycles_per_thread; ++cycle) {
+        auto lock = client->lock("hot", {.ttl = 10s, .wait = 60s});
+        if (!lock) {
+          ++failures;
+          ADD_FAILURE() << lock.error().message();
+          continue;
+        }
+        if (inside.fetch_add(1) != 0) ++overlaps;
+        std::this_thread::sleep_for(100us);
+        inside.fetch_sub(1);
+        auto unlocked = lock->unlock();
+        if (!unlocked) ADD_FAILURE() << unlocked.error().message();
+      }
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  const double per_cycle =
+      static_cast<double>(script_calls() - calls_before) / static_cast<double>(cycles);
+  std::printf("script calls per cycle at %d waiters: %.1f\n", threads, per_cycle);
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(overlaps, 0);
+  // Generous: about 15-25 with one wake per release; every waiter retrying made it ~150.
+  EXPECT_LT(per_cycle, 60.0) << "more waiters attempt per release than the one woken";
+}
+
+TEST_F(WaitingTest, WokenWaiterThatCannotUseTheReleasePassesTheWakeOn) {
+  // Two waiters of one client; the older one is woken first, but its lock's ttl is
+  // shorter than the client's drift margin, so its attempt reaches a quorum with no
+  // validity left — a failure that leaves no holder to announce the next release. The
+  // wake must pass to the second waiter, whose own retry timer would only fire when the
+  // old holder's 30 s ttl ends.
+  auto holder_client = Client::create(options());
+  auto waiter_client = slow_retry_client(100ms);
+  auto holder = holder_client->try_lock("orders:31", 30s);
+  ASSERT_TRUE(holder);
+
+  auto first = std::async(std::launch::async, [&] {
+    auto lock = waiter_client->lock("orders:31", {.ttl = 60ms, .wait = 3s});
+    return lock ? std::string("acquired") : lock.error().message();
+  });
+  std::this_thread::sleep_for(300ms);  // the first waiter's first attempt has failed
+  auto second = std::async(std::launch::async, [&] {
+    auto lock = waiter_client->lock("orders:31", {.ttl = 10s, .wait = 20s});
+    return std::make_pair(std::move(lock), Clock::now());
+  });
+  std::this_thread::sleep_for(300ms);
+  const auto released_at = Clock::now();
+  ASSERT_TRUE(holder->unlock());
+
+  ASSERT_EQ(second.wait_for(10s), std::future_status::ready) << "the wake was lost";
+  // Kept until the first waiter gives up: it then loses to a holder, not to a free key.
+  auto [lock, acquired_at] = second.get();
+  ASSERT_TRUE(lock) << lock.error().message();
+  const auto handoff =
+      std::chrono::duration_cast<std::chrono::milliseconds>(acquired_at - released_at);
+  std::printf("second waiter acquired %lld ms after the release\n",
+              static_cast<long long>(handoff.count()));
+  EXPECT_LT(handoff, 4s) << "the second waiter waited for its retry timer";
+  // Its failed attempts release what they set, and those releases announce too: a first
+  // waiter that kept the wake would be woken by its own releases again and again, while
+  // the second one slept.
+  const std::string first_error = first.get();
+  const auto at = first_error.find("(after ");
+  ASSERT_NE(at, std::string::npos) << first_error;
+  const int attempts = std::stoi(first_error.substr(at + 7));
+  std::printf("first waiter: %s\n", first_error.c_str());
+  EXPECT_LE(attempts, 10) << "the first waiter kept the wake to itself";
+}
+
+TEST_F(WaitingTest, WaiterThatGivesUpDoesNotStrandTheOthers) {
+  // Three waiters of one client behind a holder of another; the oldest gives up (its wait
+  // ends) before the release. The other two still get the lock one after the other,
+  // each woken by the release before it, long before their 30 s fallback.
+  auto holder_client = Client::create(options());
+  auto waiter_client = slow_retry_client();
+  auto holder = holder_client->try_lock("orders:32", 30s);
+  ASSERT_TRUE(holder);
+
+  auto impatient = std::async(std::launch::async, [&] {
+    return waiter_client->lock("orders:32", {.ttl = 10s, .wait = 400ms}).code();
+  });
+  std::this_thread::sleep_for(100ms);
+  std::vector<std::future<std::error_code>> patient;
+  for (int i = 0; i < 2; ++i) {
+    patient.push_back(std::async(std::launch::async, [&] {
+      auto lock = waiter_client->lock("orders:32", {.ttl = 10s, .wait = 20s});
+      if (!lock) return lock.code();
+      std::this_thread::sleep_for(50ms);
+      return lock->unlock().code();
+    }));
+  }
+  EXPECT_EQ(impatient.get(), errc::conflict);
+  ASSERT_TRUE(holder->unlock());
+  for (auto& waiter : patient) {
+    ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready) << "a waiter was stranded";
+    EXPECT_EQ(waiter.get(), std::error_code());
+  }
+}
+
+}  // namespace
+}  // namespace redlock
