@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "net/errors.hpp"
+#include "net/reply_reader.hpp"
 #include "net/tls_transport.hpp"
 #include "net/transport.hpp"
 #include "scripts/script.hpp"
@@ -130,7 +131,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
 
   void start() {
     ignore_sigpipe_once();
-    reader_ = redisReaderCreate();
+    reader_ = create_reply_reader();
     uv_timer_init(loop_, &deadline_timer_);
     uv_timer_init(loop_, &backoff_timer_);
     uv_prepare_init(loop_, &flush_prepare_);
@@ -302,7 +303,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
   };
 
   ~ConnectionImpl() {
-    if (reader_) redisReaderFree(reader_);
+    if (reader_) free_reply_reader(reader_);
   }
 
   std::array<uv_handle_t*, 6> handles() noexcept {
@@ -615,8 +616,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     ++generation_;
     if (transport_connected_) ++stats_.disconnects;
     drop_transport();
-    redisReaderFree(reader_);
-    reader_ = redisReaderCreate();
+    free_reply_reader(reader_);
+    reader_ = create_reply_reader();
     out_.clear();
     written_ = 0;
     connect_deadline_ns_ = 0;
@@ -860,7 +861,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     for (;;) {
       void* object = nullptr;
       if (redisReaderGetReply(reader_, &object) != REDIS_OK) {
-        NetError error = from_reader(where_, reader_->errstr);
+        const std::string oversized = oversized_reply_error(reader_);
+        NetError error = from_reader(where_, oversized.empty() ? reader_->errstr : oversized);
         if (looks_like_tls_record(data, size)) {
           error.detail += " (the server speaks TLS: use a rediss:// URL)";
         }

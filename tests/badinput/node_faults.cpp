@@ -174,6 +174,10 @@ std::vector<NodeFault> node_faults() {
       {"UnexpectedReplyType", [](std::size_t n) { return answering(n, ":7\r\n"); },
        errc::protocol_error, NodeStatus::redis_error,
        "unexpected reply to the acquire script: integer 7", true},
+      // Found by fuzz_node_replies: hiredis allocated the announced 454,775,808 slots
+      // (3.6 GB) before any element arrived.
+      {"HugeArrayHeader", [](std::size_t n) { return answering(n, "*454775808\r\n"); },
+       errc::protocol_error, NodeStatus::redis_error, "an array of 454775808 elements", true},
       {"NeverAnswers", [](std::size_t n) { return answering(n, ""); }, errc::timeout,
        NodeStatus::timeout, "no reply within 2000 ms", true},
   };

@@ -32,8 +32,8 @@ struct NodeFault {
 };
 
 /// Every row: refused, unresolvable name, non-Redis peer, wrong password, NOAUTH,
-/// READONLY replica, OOM, MOVED, an error reply without text, unexpected reply type, never
-/// answers.
+/// READONLY replica, OOM, MOVED, an error reply without text, unexpected reply type, an
+/// array header too large to allocate, never answers.
 std::vector<NodeFault> node_faults();
 
 inline std::ostream& operator<<(std::ostream& out, const NodeFault& fault) {

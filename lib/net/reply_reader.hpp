@@ -1,0 +1,27 @@
+// A hiredis reader that a peer cannot make allocate without bound.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+struct redisReader;
+
+namespace redlock::net {
+
+/// Most array elements one reply may announce in all, nested arrays included. hiredis
+/// allocates an array's slots when its "*<n>" header arrives, before any element, so a
+/// peer that is not a sane Redis could make 12 bytes cost gigabytes. The replies the
+/// library reads have at most a handful of elements; 65,536 slots are 512 KiB.
+inline constexpr std::size_t max_reply_elements = std::size_t{1} << 16;
+
+/// A reader that builds hiredis' own reply objects (free each with freeReplyObject) and
+/// refuses, as a reader error, a reply whose arrays exceed max_reply_elements.
+/// Free it with free_reply_reader. Null when out of memory.
+redisReader* create_reply_reader();
+void free_reply_reader(redisReader* reader) noexcept;
+
+/// Why the reader's last error was a refusal of an oversized reply ("a reply announced
+/// an array of N elements, ..."); empty when it was not.
+std::string oversized_reply_error(const redisReader* reader);
+
+}  // namespace redlock::net
