@@ -10,12 +10,14 @@
 
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client/engine.hpp"
@@ -66,6 +68,24 @@ std::string random_text(FuzzedDataProvider& input, std::size_t max_length, bool&
   return text;
 }
 
+// What the password is follows from the grammar, not from how the fuzzer assembled the
+// parts: a scheme ends at the first "://", so a secret before one is the scheme; and a
+// unix URL's path starts at once after a leading '/', else at the first "@/", so a random
+// part like "unix:///" (a user with no scheme written) makes the secret part of a path,
+// which a refusal rightly quotes.
+bool secret_outside_credentials(std::string_view url) {
+  const std::size_t secret_at = url.find(secret);
+  const std::size_t scheme_end = url.find("://");
+  if (secret_at == std::string_view::npos || scheme_end == std::string_view::npos) return false;
+  if (secret_at < scheme_end) return true;
+  std::string scheme(url.substr(0, scheme_end));
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme != "unix") return false;
+  const std::string_view rest = url.substr(scheme_end + 3);
+  const std::size_t path_at = rest.starts_with('/') ? 0 : rest.find("@/");
+  return path_at != std::string_view::npos && secret_at - (scheme_end + 3) > path_at;
+}
+
 std::string built_url(FuzzedDataProvider& input, bool& tainted) {
   static constexpr const char* schemes[] = {"redis://", "rediss://", "REDIS://", "unix://", ""};
   static constexpr const char* hosts[] = {"127.0.0.1",      "localhost",       "LOCALHOST", "[::1]",
@@ -74,14 +94,7 @@ std::string built_url(FuzzedDataProvider& input, bool& tainted) {
   const bool unix_socket = url == "unix://";
   if (input.ConsumeBool()) {
     if (input.ConsumeBool()) {
-      const std::string user = random_text(input, 8, tainted);
-      // In a unix URL the path starts at once after a leading '/', else at the first
-      // "@/": a user like that turns the rest, secret included, into the path, where
-      // showing it is right.
-      if (unix_socket && (user.starts_with('/') || user.find("@/") != std::string::npos)) {
-        tainted = true;
-      }
-      url += user;
+      url += random_text(input, 8, tainted);
     }
     url += ':';
     url += secret;
@@ -98,10 +111,7 @@ std::string built_url(FuzzedDataProvider& input, bool& tainted) {
   if (input.ConsumeBool()) {
     url += (unix_socket ? "?db=" : "/") + std::to_string(input.ConsumeIntegralInRange(-1, 20));
   }
-  // A scheme ends at the first "://": a secret before one (a random part holding it, no
-  // scheme written) is the scheme by the grammar, not a password.
-  const std::size_t scheme_end = url.find("://");
-  if (scheme_end != std::string::npos && url.find(secret) < scheme_end) tainted = true;
+  if (secret_outside_credentials(url)) tainted = true;
   return url;
 }
 
