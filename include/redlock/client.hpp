@@ -46,7 +46,8 @@ class Client {
   /// nodes failed.
   Result<Lock> try_lock(std::string_view key, std::chrono::milliseconds ttl);
   /// Attempts until acquired or `options.wait` has passed (one attempt when wait is 0).
-  /// While waiting it is woken by the holder's release (no polling). Every failed
+  /// While waiting it is woken by the holder's release (no polling); a release wakes the
+  /// longest-waiting lock() of this client on the key, not all of them. Every failed
   /// attempt is retried until the deadline, quorum_unreachable included (a node may come
   /// back); the error returned is the last attempt's. A caller that wants to fail fast
   /// on infrastructure trouble makes one try_lock() first, as the CLI does.
