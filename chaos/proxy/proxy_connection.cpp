@@ -79,6 +79,7 @@ void ProxyConnection::close() {
 void ProxyConnection::push(DelayLine& l, const char* bytes, std::size_t size) {
   if (!context_.settings.flows(l.direction)) {
     context_.stats.dropped[index(l.direction)] += size;
+    l.torn = true;
     return;
   }
   const std::uint64_t now = uv_now(context_.loop);
@@ -101,6 +102,10 @@ void ProxyConnection::pump(DelayLine& l) {
   if (closing_) return;
   uv_timer_stop(&l.timer);
   const int i = index(l.direction);
+  if (l.torn && context_.settings.flows(l.direction)) {
+    close_all(true);
+    return;
+  }
   while (!l.queue.empty()) {
     Chunk& head = l.queue.front();
     const bool upstream_dead = l.direction == Direction::up && upstream_state_ == Upstream::dead;
@@ -131,6 +136,7 @@ void ProxyConnection::pump(DelayLine& l) {
       write(sink(l.direction), std::move(head.bytes));
     } else {
       context_.stats.dropped[i] += head.bytes.size();
+      l.torn = true;
     }
     l.queue.pop_front();
   }

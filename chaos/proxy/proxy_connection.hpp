@@ -65,6 +65,10 @@ class ProxyConnection {
     Direction direction = Direction::up;
     uv_timer_t timer{};
     std::deque<Chunk> queue;
+    // Bytes of this direction were discarded by a fault. TCP never delivers a stream with
+    // a gap, so such a connection cannot carry on: it is reset once the direction flows
+    // again, as a real connection would die of the retransmissions that never got through.
+    bool torn = false;
     char buffer[16 * 1024];
   };
 
