@@ -27,6 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using redlock::detail::Node;
+using redlock::detail::Announce;
 using redlock::detail::NodeCallback;
 
 // Every password the fuzzer writes starts with this, so a leak is a plain substring.
@@ -43,7 +44,7 @@ class InertNode final : public Node {
   const std::string& name() const noexcept override { return name_; }
   void acquire(std::string_view, std::string_view, std::chrono::milliseconds, bool,
                std::chrono::milliseconds, NodeCallback) override {}
-  void release(std::string_view, std::string_view, std::chrono::milliseconds,
+  void release(std::string_view, std::string_view, Announce, std::chrono::milliseconds,
                NodeCallback) override {}
   void extend(std::string_view, std::string_view, std::chrono::milliseconds,
               std::chrono::milliseconds, NodeCallback) override {}

@@ -89,10 +89,10 @@ class RedisNode final : public Node {
            });
   }
 
-  void release(std::string_view key, std::string_view value, std::chrono::milliseconds timeout,
-               NodeCallback done) override {
+  void release(std::string_view key, std::string_view value, Announce announce,
+               std::chrono::milliseconds timeout, NodeCallback done) override {
     const std::array<std::string_view, 1> keys{key};
-    const std::array<std::string_view, 1> args{value};
+    const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
     submit(scripts::release(), keys, args, timeout, owner_checked("release", std::move(done)));
   }
 

@@ -20,6 +20,12 @@ struct uv_loop_s;
 
 namespace redlock::detail {
 
+/// Whether a release tells waiters. A holder's release does: the key is free for them.
+/// The leftovers of a failed attempt do not: announcing them would wake every client's
+/// waiter at once after a split vote, all retrying in step (the synchronised retries the
+/// jittered retry delay exists to break), and wake an attempt with its own leftovers.
+enum class Announce : bool { no = false, yes = true };
+
 /// One node's answer, already interpreted.
 ///   acquire: granted (token) | held (holder, remaining_ttl)
 ///   release, extend, fence: granted | not_held
@@ -45,7 +51,8 @@ class Node {
 
   virtual void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
                        bool fencing, std::chrono::milliseconds timeout, NodeCallback done) = 0;
-  virtual void release(std::string_view key, std::string_view value,
+  /// `announce`: publish the release on "<key>:released" for waiters (see Announce).
+  virtual void release(std::string_view key, std::string_view value, Announce announce,
                        std::chrono::milliseconds timeout, NodeCallback done) = 0;
   virtual void extend(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
                       std::chrono::milliseconds timeout, NodeCallback done) = 0;

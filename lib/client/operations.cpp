@@ -57,7 +57,7 @@ void release_leftovers(Engine& engine, const std::string& key, const std::string
   auto& nodes = engine.nodes();
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (round.outcomes[i].status == NodeStatus::held) continue;
-    nodes[i]->release(key, value, timeout, engine.count_release([](NodeReply) {}));
+    nodes[i]->release(key, value, Announce::no, timeout, engine.count_release([](NodeReply) {}));
   }
 }
 
@@ -309,7 +309,8 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
   run_round(
       *engine,
       [&](Node& node, NodeCallback reply) {
-        node.release(key, value, node_timeout, engine->count_release(std::move(reply)));
+        node.release(key, value, Announce::yes, node_timeout,
+                     engine->count_release(std::move(reply)));
       },
       vote_gone,
       [engine, key, done = std::move(done)](RoundResult round) {

@@ -34,7 +34,9 @@ return {0, redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[1]) or ''}
 constexpr std::string_view release_source = R"lua(
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
+  if ARGV[2] == '1' then
+    redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
+  end
   return 1
 end
 return 0

@@ -8,8 +8,10 @@
 #include <chrono>
 #include <cstdio>
 #include <future>
+#include <initializer_list>
 #include <redlock/redlock.hpp>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -33,19 +35,23 @@ class WaitingTest : public test::LockNodesTest {
     return Client::create(slow);
   }
 
-  /// Lua script calls (EVALSHA and EVAL: acquires, releases, extends) served by all five
-  /// lock nodes since they started.
-  static long long script_calls() {
+  /// Calls of the given commands (as INFO commandstats names them, e.g. "evalsha")
+  /// served by all five lock nodes since they started, those run by scripts included.
+  static long long calls(std::initializer_list<std::string_view> commands) {
     long long total = 0;
     for (std::size_t node = 0; node < cluster().size(); ++node) {
       const std::string info = cluster()[node].command({"INFO", "commandstats"}).str;
-      for (const std::string command : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="}) {
-        const auto at = info.find(command);
-        if (at != std::string::npos) total += std::stoll(info.substr(at + command.size()));
+      for (std::string_view command : commands) {
+        const std::string field = "cmdstat_" + std::string(command) + ":calls=";
+        const auto at = info.find(field);
+        if (at != std::string::npos) total += std::stoll(info.substr(at + field.size()));
       }
     }
     return total;
   }
+
+  /// Lua script calls (EVALSHA and EVAL: acquires, releases, extends).
+  static long long script_calls() { return calls({"evalsha", "eval"}); }
 };
 
 TEST_F(WaitingTest, HotKeyWaitersOfOneClientDoNotAllRetryAtEachRelease) {
@@ -161,6 +167,32 @@ TEST_F(WaitingTest, WaiterThatGivesUpDoesNotStrandTheOthers) {
     ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready) << "a waiter was stranded";
     EXPECT_EQ(waiter.get(), std::error_code());
   }
+}
+
+TEST_F(WaitingTest, OnlyAHoldersReleaseIsAnnounced) {
+  // A foreign holder on three nodes: the attempt is granted on the other two, fails, and
+  // releases those grants. Announcing that would wake waiters for a key still held (and,
+  // after a split vote, every client's waiter at once); a holder's unlock announces on
+  // every node.
+  auto client = Client::create(options());
+  for (std::size_t i : {0u, 1u, 2u}) {
+    cluster()[i].command({"SET", "announce", "foreign", "PX", "30000"});
+  }
+  const long long before = calls({"publish"});
+  auto refused = client->try_lock("announce", 10s);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), errc::conflict);
+  client->close();  // waits for the leftover releases on the wire
+  for (std::size_t i : {3u, 4u}) EXPECT_TRUE(cluster()[i].command({"GET", "announce"}).is_nil());
+  EXPECT_EQ(calls({"publish"}) - before, 0);
+
+  for (std::size_t i : {0u, 1u, 2u}) cluster()[i].command({"DEL", "announce"});
+  auto holder = Client::create(options());
+  auto lock = holder->try_lock("announce", 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  ASSERT_TRUE(lock->unlock());
+  holder->close();  // unlock() returns at a quorum; close() waits for the other nodes
+  EXPECT_EQ(calls({"publish"}) - before, 5);
 }
 
 }  // namespace
