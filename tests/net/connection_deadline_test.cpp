@@ -309,7 +309,11 @@ TEST(ConnectionDeadline, CloseFromATimeoutCallbackAnswersEachCommandOnce) {
   send(*connection, {"PING"}, 5s, record(patient));
   ASSERT_TRUE(loop.run_until([&] { return first.done() && second.done() && patient.done(); }));
   EXPECT_EQ(first.error, make_error_code(errc::timeout));
-  EXPECT_EQ(second.error, make_error_code(errc::timeout));
+  // Usually expired in the same check as the first; on a slow run its deadline may not
+  // have passed yet when the first's callback closes the connection.
+  EXPECT_TRUE(second.error == make_error_code(errc::timeout) ||
+              second.error == make_error_code(errc::cancelled))
+      << second.error.message();
   EXPECT_EQ(patient.error, make_error_code(errc::cancelled));
   server.resume();
   loop.run_for(50ms);
