@@ -1,6 +1,7 @@
 #pragma once
-// Waiting without polling: release() publishes on "<key>:released" on every node where
-// it deleted the lock, and waiters subscribe to that channel on every node through one
+// Waiting without polling: a holder's release publishes on "<key>:released" on every
+// node where it deleted the lock (a failed attempt's leftovers do not: node.hpp,
+// Announce), and waiters subscribe to that channel on every node through one
 // subscriber connection per node (shared by all keys and waiters of a Client).
 //
 // A waiter counts as subscribed once a quorum of nodes confirmed the SUBSCRIBE: any
