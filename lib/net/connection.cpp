@@ -9,7 +9,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/command_encoder.hpp"
 #include "net/errors.hpp"
 #include "net/reply_reader.hpp"
 #include "net/tls_transport.hpp"
@@ -62,15 +63,6 @@ bool is_pubsub_message(const redisReply* reply) {
 // expected: a plain connection to a TLS port.
 bool looks_like_tls_record(const char* data, std::size_t size) {
   return size >= 2 && (data[0] == 0x15 || data[0] == 0x16) && data[1] == 0x03;
-}
-
-std::size_t decimal_digits(std::size_t value) {
-  std::size_t digits = 1;
-  while (value >= 10) {
-    value /= 10;
-    ++digits;
-  }
-  return digits;
 }
 
 // A fixed-capacity-free FIFO whose slots are reused, so that an entry's buffers keep
@@ -171,25 +163,12 @@ class ConnectionImpl final : public Connection, private TransportSink {
       return;
     }
     if (!admit(callback, timeout)) return;
-    argv_ptrs_.clear();
-    argv_lens_.clear();
-    for (std::string_view arg : argv) {
-      argv_ptrs_.push_back(arg.data());
-      argv_lens_.push_back(arg.size());
-    }
-    char* formatted = nullptr;
-    int length = redisFormatCommandArgv(&formatted, static_cast<int>(argv.size()),
-                                        argv_ptrs_.data(), argv_lens_.data());
-    if (length < 0) {
-      defer(std::move(callback), make_error_code(errc::invalid_argument),
-            where_ + ": cannot encode the command");
-      return;
-    }
-    Entry& entry = enqueue(std::move(callback), timeout, formatted, std::size_t(length));
+    const std::size_t begin = out_.size();
+    append_command(out_, argv);
+    Entry& entry = enqueue(std::move(callback), timeout, out_.size() - begin);
     entry.script = nullptr;
     entry.command.assign(argv[0]);
     entry.script_name = {};
-    redisFreeCommand(formatted);
   }
 
   void submit_eval(const scripts::Script& script, std::span<const std::string_view> keys,
@@ -197,43 +176,24 @@ class ConnectionImpl final : public Connection, private TransportSink {
                    ReplyCallback callback) {
     if (!admit(callback, timeout)) return;
     char numkeys[24];
-    int numkeys_length = std::snprintf(numkeys, sizeof numkeys, "%zu", keys.size());
-    argv_ptrs_.clear();
-    argv_lens_.clear();
-    argv_ptrs_.push_back("EVALSHA");
-    argv_lens_.push_back(7);
-    argv_ptrs_.push_back(script.sha1.data());
-    argv_lens_.push_back(script.sha1.size());
-    argv_ptrs_.push_back(numkeys);
-    argv_lens_.push_back(static_cast<std::size_t>(numkeys_length));
-    for (std::string_view key : keys) {
-      argv_ptrs_.push_back(key.data());
-      argv_lens_.push_back(key.size());
-    }
-    for (std::string_view arg : args) {
-      argv_ptrs_.push_back(arg.data());
-      argv_lens_.push_back(arg.size());
-    }
-    const std::size_t argc = argv_ptrs_.size();
-    char* formatted = nullptr;
-    int length = redisFormatCommandArgv(&formatted, static_cast<int>(argc), argv_ptrs_.data(),
-                                        argv_lens_.data());
-    if (length < 0) {
-      defer(std::move(callback), make_error_code(errc::invalid_argument),
-            where_ + ": cannot encode the command");
-      return;
-    }
-    Entry& entry = enqueue(std::move(callback), timeout, formatted, std::size_t(length));
+    const auto numkeys_end = std::to_chars(numkeys, numkeys + sizeof numkeys, keys.size()).ptr;
+    const std::size_t argc = 3 + keys.size() + args.size();
+    const std::size_t begin = out_.size();
+    append_array_header(out_, argc);
+    append_bulk(out_, "EVALSHA");
+    append_bulk(out_, script.sha1);
     // EVAL differs from EVALSHA only in its first two arguments, so the encoded rest
     // ("numkeys key... arg...") is kept to re-send the script on NOSCRIPT.
-    const std::size_t header = 1 + decimal_digits(argc) + 2 + std::strlen("$7\r\nEVALSHA\r\n") + 1 +
-                               decimal_digits(script.sha1.size()) + 2 + script.sha1.size() + 2;
+    const std::size_t tail = out_.size();
+    append_bulk(out_, std::string_view(numkeys, static_cast<std::size_t>(numkeys_end - numkeys)));
+    for (std::string_view key : keys) append_bulk(out_, key);
+    for (std::string_view arg : args) append_bulk(out_, arg);
+    Entry& entry = enqueue(std::move(callback), timeout, out_.size() - begin);
     entry.script = &script;
     entry.command.assign("EVALSHA");
     entry.script_name = script.name;
     entry.argc = argc;
-    entry.eval_tail.assign(formatted + header, std::size_t(length) - header);
-    redisFreeCommand(formatted);
+    entry.eval_tail.assign(out_, tail, std::string::npos);
   }
 
   const Endpoint& endpoint() const noexcept { return options_.endpoint; }
@@ -351,8 +311,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     return true;
   }
 
-  Entry& enqueue(ReplyCallback callback, std::chrono::milliseconds timeout, const char* bytes,
-                 std::size_t length) {
+  // The command's `length` bytes were just appended to out_ by the caller.
+  Entry& enqueue(ReplyCallback callback, std::chrono::milliseconds timeout, std::size_t length) {
     const std::uint64_t deadline = uv_hrtime() + std::uint64_t(timeout.count()) * ns_per_ms;
     if (entries_.empty()) earliest_ns_ = no_deadline;
     Entry& entry = entries_.push_back();
@@ -361,7 +321,6 @@ class ConnectionImpl final : public Connection, private TransportSink {
     entry.timeout_ms = std::uint64_t(timeout.count());
     entry.bytes = length;
     entry.abandoned = false;
-    out_.append(bytes, length);
     ++stats_.commands;
     if (deadline < earliest_ns_) earliest_ns_ = deadline;
     arm_deadline_timer();
@@ -520,21 +479,20 @@ class ConnectionImpl final : public Connection, private TransportSink {
     handshake_steps_ = 0;
     handshake_done_ = 0;
     if (!endpoint.password.empty()) {
-      std::array<const char*, 3> argv{"AUTH", endpoint.username.data(), endpoint.password.data()};
-      std::array<std::size_t, 3> lengths{4, endpoint.username.size(), endpoint.password.size()};
       // Without an ACL user this is AUTH <password>, which every Redis version accepts.
       if (endpoint.username.empty()) {
-        argv[1] = endpoint.password.data();
-        lengths[1] = endpoint.password.size();
+        const std::array<std::string_view, 2> argv{"AUTH", endpoint.password};
+        append_command(handshake, argv);
+      } else {
+        const std::array<std::string_view, 3> argv{"AUTH", endpoint.username, endpoint.password};
+        append_command(handshake, argv);
       }
-      append_formatted(handshake, endpoint.username.empty() ? 2 : 3, argv.data(), lengths.data());
       handshake_[handshake_steps_++] = HandshakeStep::auth;
     }
     if (endpoint.db != 0) {
       const std::string db = std::to_string(endpoint.db);
-      std::array<const char*, 2> argv{"SELECT", db.data()};
-      std::array<std::size_t, 2> lengths{6, db.size()};
-      append_formatted(handshake, 2, argv.data(), lengths.data());
+      const std::array<std::string_view, 2> argv{"SELECT", db};
+      append_command(handshake, argv);
       handshake_[handshake_steps_++] = HandshakeStep::select;
     }
     if (handshake_steps_ == 0) {
@@ -548,14 +506,6 @@ class ConnectionImpl final : public Connection, private TransportSink {
     if (int status = transport_->write(handshake); status < 0) {
       fail_connection(from_uv("write", where_, status));
     }
-  }
-
-  static void append_formatted(std::string& out, int argc, const char** argv,
-                               const std::size_t* lengths) {
-    char* formatted = nullptr;
-    int length = redisFormatCommandArgv(&formatted, argc, argv, lengths);
-    if (length > 0) out.append(formatted, std::size_t(length));
-    redisFreeCommand(formatted);
   }
 
   void on_handshake_reply(const redisReply* reply) {
@@ -953,12 +903,9 @@ class ConnectionImpl final : public Connection, private TransportSink {
     --written_;
 
     const std::size_t before = out_.size();
-    char header[64];
-    int header_length = std::snprintf(header, sizeof header, "*%zu\r\n$4\r\nEVAL\r\n$%zu\r\n", argc,
-                                      script->source.size());
-    out_.append(header, std::size_t(header_length));
-    out_.append(script->source);
-    out_.append("\r\n");
+    append_array_header(out_, argc);
+    append_bulk(out_, "EVAL");
+    append_bulk(out_, script->source);
     out_.append(tail);
 
     Entry& entry = entries_.push_back();
@@ -1017,8 +964,6 @@ class ConnectionImpl final : public Connection, private TransportSink {
   std::string last_detail_;
 
   std::vector<Deferred> deferred_;
-  std::vector<const char*> argv_ptrs_;  // reused encoding scratch
-  std::vector<std::size_t> argv_lens_;
   ConnectionStats stats_;
 };
 
