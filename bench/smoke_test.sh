@@ -22,6 +22,8 @@ assert run["schema"] == "redlock-bench/v1", run["schema"]
 # Only that cycles complete: a loaded machine may legitimately fail some attempts.
 assert run["cycles"] > 0, ("no cycle completed", run["error_kinds"])
 assert run["acquire_ms"]["n"] == run["cycles"]
+# Both drivers await the release, so every cycle has its release timed.
+assert run["release_ms"]["n"] == run["cycles"], run["release_ms"]
 print("ok:", run["lib"], run["cycles"], "cycles")
 PY
 done

@@ -62,28 +62,43 @@ class AsyncDriver final : public Driver {
 
   void on_acquired(std::size_t index, Clock::time_point t0, redlock::Result<redlock::Lock> lock) {
     const auto t1 = Clock::now();
-    // On the loop thread unlock() cannot wait: it sends the release and returns.
-    if (lock) (void)lock->unlock();
-    {
-      std::lock_guard guard(mutex_);
-      started_at_[index].reset();
-      if (workload_.window->measuring()) {
-        ++tally_.attempts;
-        if (lock) {
-          ++tally_.cycles;
-          ++tally_.cycles_by_worker[index];
-          // The release is not awaited here, so neither release_ms nor cycle_ms can be
-          // measured: both stay empty rather than report the acquire twice.
-          tally_.acquire_ok.add(ms_between(t0, t1));
-        } else {
+    if (!lock) {
+      {
+        std::lock_guard guard(mutex_);
+        started_at_[index].reset();
+        if (workload_.window->measuring()) {
+          ++tally_.attempts;
           ++tally_.failures;
           tally_.acquire_fail.add(ms_between(t0, t1));
           ++tally_.error_kinds[error_kind(lock.error().code())];
+          workload_.window->completed();
         }
-        workload_.window->completed();
       }
+      return launch(index);
     }
-    launch(index);
+    // The next attempt starts once the release is confirmed, as a caller that awaits its
+    // unlock would do: a cycle is acquire plus release, timed like the threads driver's.
+    lock->unlock_async([this, index, t0, t1](redlock::Result<void> released) {
+      const auto t2 = Clock::now();
+      {
+        std::lock_guard guard(mutex_);
+        started_at_[index].reset();
+        if (workload_.window->measuring()) {
+          ++tally_.attempts;
+          ++tally_.cycles;
+          ++tally_.cycles_by_worker[index];
+          tally_.acquire_ok.add(ms_between(t0, t1));
+          tally_.release.add(ms_between(t1, t2));
+          tally_.cycle.add(ms_between(t0, t2));
+          if (!released) {
+            ++tally_.release_failures;
+            ++tally_.error_kinds["release:" + error_kind(released.error().code())];
+          }
+          workload_.window->completed();
+        }
+      }
+      launch(index);
+    });
   }
 
   Workload workload_;

@@ -58,7 +58,7 @@ Config parse_command_line(int argc, char** argv) {
   std::string driver = "threads";
   app.add_option("--driver", driver,
                  "threads: W threads, each lock() then unlock(); async: one thread drives W "
-                 "lock_async() chains, releasing from the callback (not awaited)")
+                 "lock_async() chains, each awaiting its unlock_async() before the next attempt")
       ->check(CLI::IsMember({"threads", "async"}))
       ->capture_default_str();
   app.add_option("--workers,-w", config.workers, "Concurrent workers")

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,12 @@ class Lock {
   Result<void> extend(std::chrono::milliseconds ttl);
   /// Owner-checked delete on all nodes. Harmless when called again.
   Result<void> unlock();
+  /// unlock() without waiting, for code on the client's loop thread or chains of
+  /// lock_async(). `done` runs exactly once: on the loop thread once a quorum confirmed
+  /// the release (or it failed), or at once on the calling thread when there is nothing
+  /// to release (already unlocked or moved from: success) or the client is closed
+  /// (errc::cancelled).
+  void unlock_async(std::function<void(Result<void>)> done);
 
   /// True once the watchdog (auto_extend) failed to keep a quorum.
   bool lost() const noexcept;

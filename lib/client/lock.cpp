@@ -114,6 +114,22 @@ Result<void> Lock::extend(milliseconds ttl) {
   return {};
 }
 
+void Lock::unlock_async(std::function<void(Result<void>)> done) {
+  if (!state_ || state_->released.exchange(true)) return done({});
+  auto deliver = [done](Result<detail::Released> released) mutable {
+    if (!released) return done(std::move(released).error());
+    done({});
+  };
+  auto& engine = *state_->engine;
+  if (engine.on_loop_thread()) return start_unlock(state_, std::move(deliver));
+  auto shared_done = std::make_shared<detail::ReleaseDone>(std::move(deliver));
+  const bool posted =
+      engine.post([state = state_, shared_done] { start_unlock(state, std::move(*shared_done)); });
+  if (!posted) {
+    (*shared_done)(detail::cancelled_error("unlock " + detail::quote_key(state_->resource)));
+  }
+}
+
 Result<void> Lock::unlock() {
   if (!state_ || state_->released.exchange(true)) return {};
   if (state_->engine->on_loop_thread()) {

@@ -255,6 +255,44 @@ TEST_F(ClientTest, UnlockDeletesEverywhereAndTwiceIsHarmless) {
   EXPECT_TRUE(client->try_lock("orders:10", 10s));
 }
 
+TEST_F(ClientTest, UnlockAsyncReportsOnceWhenTheReleaseIsConfirmed) {
+  auto client = Client::create(options());
+  auto lock = client->try_lock("orders:async-unlock", 10s);
+  ASSERT_TRUE(lock);
+  std::promise<Result<void>> released;
+  std::atomic<int> calls{0};
+  std::atomic<bool> on_caller_thread{false};
+  const auto caller = std::this_thread::get_id();
+  lock->unlock_async([&](Result<void> result) {
+    on_caller_thread = std::this_thread::get_id() == caller;
+    if (++calls == 1) released.set_value(std::move(result));
+  });
+  EXPECT_FALSE(lock->owned());
+  auto result = released.get_future().get();
+  EXPECT_TRUE(result) << result.error().message();
+  EXPECT_FALSE(on_caller_thread) << "a real release completes on the loop thread";
+  // Confirmed by a quorum before the callback ran: a majority no longer holds our value.
+  int gone = 0;
+  for (std::size_t i = 0; i < 5; ++i) gone += get(i, "orders:async-unlock") == "(nil)";
+  EXPECT_GE(gone, 3);
+  EXPECT_TRUE(client->try_lock("orders:async-unlock", 10s));
+
+  // Nothing left to release: success at once, on the calling thread.
+  bool again = false;
+  lock->unlock_async([&](Result<void> result) { again = static_cast<bool>(result); });
+  EXPECT_TRUE(again);
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(calls.load(), 1);
+
+  // After close: cancelled, at once.
+  auto held = client->try_lock("orders:async-unlock:2", 10s);
+  ASSERT_TRUE(held);
+  client->close();
+  std::error_code code;
+  held->unlock_async([&](Result<void> result) { code = result.code(); });
+  EXPECT_EQ(code, make_error_code(errc::cancelled));
+}
+
 TEST_F(ClientTest, CloseRightAfterUnlockStillReleasesOnEveryNode) {
   // A process that unlocks and exits: the unlock is decided by a quorum, and the
   // releases to the other nodes must not be cancelled by the close that follows.
