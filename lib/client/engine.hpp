@@ -75,6 +75,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   NodeCallback count_release(NodeCallback done);
   /// The release notifications (subscriber connections open on first use).
   ReleaseNotifier& notifier();
+  /// The notifier if some lock() ever waited, else null (nobody to tell).
+  ReleaseNotifier* notifier_if_started() noexcept { return notifier_.get(); }
   void untrack(const Cancellable* operation);
 
   Engine(Options options, std::vector<std::string> node_names, int quorum);

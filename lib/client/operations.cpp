@@ -329,6 +329,11 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
         released.outcomes = std::move(round.outcomes);
         done(std::move(released));
       });
+  // After the sends: a waiter of this client woken now has its acquire queued behind
+  // the release on every connection.
+  if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {
+    notifier->released_locally(key, value);
+  }
 }
 
 void start_status(const std::shared_ptr<Engine>& engine, std::string key, milliseconds node_timeout,

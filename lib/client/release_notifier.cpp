@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <array>
 
 #include "scripts/lock_scripts.hpp"
@@ -142,14 +143,31 @@ void ReleaseNotifier::unwatch(WaiterId id, bool acquired) {
 void ReleaseNotifier::on_message(const redisReply* message) {
   const redisReply* channel_name = message->element[1];
   if (channel_name->type != REDIS_REPLY_STRING) return;
-  auto it = channels_.find(std::string(channel_name->str, channel_name->len));
-  if (it == channels_.end()) return;
   const redisReply* payload = message->element[2];
-  if (payload->type == REDIS_REPLY_STRING) {
-    std::string released(payload->str, payload->len);
-    if (released == it->second.last_released) return;
-    it->second.last_released = std::move(released);
+  if (payload->type != REDIS_REPLY_STRING) {
+    // Not a value our release script publishes; still a reason to look at the key.
+    auto it = channels_.find(std::string(channel_name->str, channel_name->len));
+    if (it != channels_.end()) wake(it->first, it->second.queue.announce());
+    return;
   }
+  announce(std::string(channel_name->str, channel_name->len),
+           std::string(payload->str, payload->len));
+}
+
+void ReleaseNotifier::released_locally(const std::string& key, const std::string& value) {
+  announce(key + scripts::released_suffix, value);
+}
+
+void ReleaseNotifier::announce(const std::string& channel_name, std::string released) {
+  auto it = channels_.find(channel_name);
+  if (it == channels_.end()) return;
+  Channel& channel = it->second;
+  if (std::find(channel.recent_releases.begin(), channel.recent_releases.end(), released) !=
+      channel.recent_releases.end()) {
+    return;
+  }
+  channel.recent_releases[channel.next_release_slot] = std::move(released);
+  channel.next_release_slot = (channel.next_release_slot + 1) % channel.recent_releases.size();
   wake(it->first, it->second.queue.announce());
 }
 

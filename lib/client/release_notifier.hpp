@@ -12,6 +12,7 @@
 // An announcement wakes one waiter of the key, not all (waiters.hpp): the notifier keeps
 // each key's WaiterQueue and is told when a waiter attempts and how the attempt ended.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -52,6 +53,14 @@ class ReleaseNotifier {
   /// it returns.
   void unwatch(WaiterId id, bool acquired);
 
+  /// This client just sent the owner-checked release of `key` held by `value` to every
+  /// node: wakes a waiter as the announcement would, at once. Its attempt is then written
+  /// behind the release on each node's connection, and every node runs the two in that
+  /// order, so a handoff inside one client takes one round trip instead of two (release,
+  /// then announcement, then acquire). The announcement that follows from the nodes
+  /// carries the same value and wakes nobody else.
+  void released_locally(const std::string& key, const std::string& value);
+
   /// Closes the subscriber connections; pending `ready` callbacks run.
   void close();
 
@@ -60,7 +69,11 @@ class ReleaseNotifier {
     WaiterQueue queue;
     std::unordered_map<WaiterId, std::function<void()>> on_woken;
     std::vector<std::function<void()>> waiting_for_ready;
-    std::string last_released;  // each release is published by up to N nodes: wake once
+    // Each release is published by up to N nodes, and announced first by this client when
+    // it released: one wake per release. The nodes' messages of one release can arrive
+    // after the next release was announced, so the last few values are remembered.
+    std::array<std::string, 8> recent_releases;
+    std::size_t next_release_slot = 0;
     int confirmed = 0;
     int failed = 0;
     bool ready = false;
@@ -69,6 +82,8 @@ class ReleaseNotifier {
   void connect();
   void subscribe(std::size_t node, const std::string& channel, bool count_for_ready);
   void on_message(const redisReply* message);
+  // Wakes a waiter of `channel_name` unless `released` was already announced there.
+  void announce(const std::string& channel_name, std::string released);
   void settle(Channel& channel);
   Channel* channel_of(WaiterId id);
   // Runs the waiter's on_woken, looked up afresh: it may unwatch and erase its channel.
