@@ -47,7 +47,8 @@ class Client {
   Result<Lock> try_lock(std::string_view key, std::chrono::milliseconds ttl);
   /// Attempts until acquired or `options.wait` has passed (one attempt when wait is 0).
   /// While waiting it is woken by the holder's release (no polling); a release wakes the
-  /// longest-waiting lock() of this client on the key, not all of them. Every failed
+  /// longest-waiting lock() of this client on the key, not all of them, and a lock() that
+  /// finds others of this client waiting makes its first attempt in its turn. Every failed
   /// attempt is retried until the deadline, quorum_unreachable included (a node may come
   /// back); the error returned is the last attempt's. A caller that wants to fail fast
   /// on infrastructure trouble makes one try_lock() first, as the CLI does.

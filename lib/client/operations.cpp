@@ -84,14 +84,16 @@ class AcquireOperation final : public Cancellable,
     // Subscribed before the first attempt, so a release between a failed attempt and
     // the wait cannot be missed.
     std::weak_ptr<AcquireOperation> weak = shared_from_this();
-    watch_id_ = engine_->notifier().watch(
+    const auto watched = engine_->notifier().watch(
         key_,
         [weak] {
           if (auto self = weak.lock()) self->on_woken();
         },
         [weak] {
-          if (auto self = weak.lock(); self && !self->finished_ && self->attempts_ == 0) self->attempt();
+          if (auto self = weak.lock(); self && !self->finished_) self->first_attempt();
         });
+    watch_id_ = watched.id;
+    if (watched.ready) first_attempt();
   }
 
   void cancel() override { finish(cancelled_error("lock " + quote_key(key_))); }
@@ -105,6 +107,24 @@ class AcquireOperation final : public Cancellable,
     const auto now = Clock::now();
     if (now >= schedule_.deadline() && last_error_) return give_up(std::move(*last_error_), now);
     timer_->stop();
+    attempt();
+  }
+
+  void first_attempt() {
+    if (attempts_ > 0) return;
+    // Other lock() calls of this client already wait for the key: the next release wakes
+    // the oldest of them, and an attempt now would only race it and lose (one script
+    // call per node for nothing at each handoff of a hot key). So this one queues behind
+    // them, woken in its turn, its retry timer still running in case no wake comes.
+    if (engine_->open() && engine_->notifier().others_waiting_before(*watch_id_)) {
+      engine_->notifier().wait_for_turn(*watch_id_);
+      const auto now = Clock::now();
+      if (auto next = schedule_.next_attempt(0, now)) {
+        return timer_->start(std::chrono::ceil<milliseconds>(*next - now), [self = shared_from_this()] {
+          if (!self->finished_) self->attempt();
+        });
+      }
+    }
     attempt();
   }
 

@@ -39,13 +39,11 @@ void ReleaseNotifier::connect() {
   }
 }
 
-ReleaseNotifier::WaiterId ReleaseNotifier::watch(const std::string& key, std::function<void()> on_woken,
-                                                 std::function<void()> ready) {
+ReleaseNotifier::Watched ReleaseNotifier::watch(const std::string& key,
+                                                std::function<void()> on_woken,
+                                                std::function<void()> ready) {
   const WaiterId id = next_id_++;
-  if (closed_) {
-    ready();
-    return id;
-  }
+  if (closed_) return {id, true};
   connect();
   const std::string name = key + scripts::released_suffix;
   auto [it, created] = channels_.try_emplace(name);
@@ -53,15 +51,21 @@ ReleaseNotifier::WaiterId ReleaseNotifier::watch(const std::string& key, std::fu
   channel.queue.join(id);
   channel.on_woken.emplace(id, std::move(on_woken));
   waiter_channels_.emplace(id, name);
+  if (channel.ready) return {id, true};
+  channel.waiting_for_ready.push_back(std::move(ready));
   if (created) {
-    channel.waiting_for_ready.push_back(std::move(ready));
     for (std::size_t node = 0; node < subscribers_.size(); ++node) subscribe(node, name, true);
-  } else if (channel.ready) {
-    ready();
-  } else {
-    channel.waiting_for_ready.push_back(std::move(ready));
   }
-  return id;
+  return {id, false};
+}
+
+bool ReleaseNotifier::others_waiting_before(WaiterId id) {
+  Channel* channel = channel_of(id);
+  return channel != nullptr && channel->queue.has_waiters_before(id);
+}
+
+void ReleaseNotifier::wait_for_turn(WaiterId id) {
+  if (Channel* channel = channel_of(id)) channel->queue.wait_for_turn(id);
 }
 
 void ReleaseNotifier::subscribe(std::size_t node, const std::string& name, bool count_for_ready) {

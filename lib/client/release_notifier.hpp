@@ -36,13 +36,24 @@ class ReleaseNotifier {
                   std::chrono::milliseconds command_timeout);
   ~ReleaseNotifier();
 
+  struct Watched {
+    WaiterId id;
+    /// A quorum already confirmed the key's subscription (or that became impossible):
+    /// `ready` will not run, the waiter may attempt at once.
+    bool ready;
+  };
   /// Queues a waiter for `key` and calls `on_woken` whenever, after an announced release
   /// of `key`, it is this waiter's turn to attempt (one waiter per announcement, see
   /// WaiterQueue), until unwatch(). The waiter counts as attempting until its first
-  /// attempt_failed(). `ready` runs once, when a quorum of nodes confirmed the
-  /// subscription or that became impossible (waiting then relies on the retry timer) —
-  /// possibly before watch() returns, if the key's channel is already subscribed.
-  WaiterId watch(const std::string& key, std::function<void()> on_woken, std::function<void()> ready);
+  /// attempt_failed() or wait_for_turn(). Unless Watched::ready, `ready` runs once, later,
+  /// when a quorum of nodes confirmed the subscription or that became impossible
+  /// (waiting then relies on the retry timer).
+  Watched watch(const std::string& key, std::function<void()> on_woken,
+                std::function<void()> ready);
+  /// Other waiters of this client that joined before `id` still wait for the key.
+  bool others_waiting_before(WaiterId id);
+  /// The waiter waits to be woken (or for its own timer) without attempting first.
+  void wait_for_turn(WaiterId id);
   /// The waiter starts an acquire attempt (any attempt: first, timed or woken).
   void attempt_started(WaiterId id);
   /// The waiter's attempt failed; `holder_seen` as in WaiterQueue::attempt_failed. May

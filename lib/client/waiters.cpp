@@ -14,6 +14,17 @@ void WaiterQueue::join(Id id) {
   waiters_.push_back(Waiter{id});
 }
 
+void WaiterQueue::wait_for_turn(Id id) {
+  auto it = find(id);
+  if (it != waiters_.end()) it->attempting = false;
+}
+
+bool WaiterQueue::has_waiters_before(Id id) const {
+  return !waiters_.empty() && waiters_.front().id != id &&
+         std::any_of(waiters_.begin(), waiters_.end(),
+                     [id](const Waiter& waiter) { return waiter.id == id; });
+}
+
 std::optional<WaiterQueue::Id> WaiterQueue::announce() {
   return wake_from(waiters_.begin());
 }

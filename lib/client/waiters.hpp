@@ -27,6 +27,12 @@ class WaiterQueue {
   /// announcement meanwhile does not wake it: that attempt sees the release anyway.
   void join(Id id);
 
+  /// `id` skips its first attempt and waits to be woken in its turn: it is idle.
+  void wait_for_turn(Id id);
+
+  /// Whether a waiter that joined before `id` is still in the queue.
+  bool has_waiters_before(Id id) const;
+
   /// A release was announced: the oldest idle waiter, which now holds the wake and should
   /// attempt at once. nullopt when none is idle; if some attempts are in flight (they may
   /// have reached the nodes before the release), the wake is kept for the next attempt

@@ -123,5 +123,38 @@ TEST(WaiterQueue, UnknownWaitersAreIgnored) {
   EXPECT_TRUE(queue.empty());
 }
 
+TEST(WaiterQueue, NewcomerBehindOthersWaitsItsTurnInsteadOfAttempting) {
+  WaiterQueue queue;
+  queue.join(1);
+  EXPECT_FALSE(queue.has_waiters_before(1));  // alone: it attempts at once
+  queue.attempt_started(1);
+  queue.attempt_failed(1, /*holder_seen=*/true);
+  queue.join(2);
+  EXPECT_TRUE(queue.has_waiters_before(2));
+  queue.wait_for_turn(2);
+  queue.join(3);
+  queue.wait_for_turn(3);
+  EXPECT_FALSE(queue.has_waiters_before(99));  // not queued at all
+  // Releases wake them in the order they came, one each.
+  EXPECT_EQ(queue.announce(), Id{1});
+  queue.attempt_started(1);
+  queue.leave(1, /*acquired=*/true);
+  EXPECT_FALSE(queue.has_waiters_before(2));
+  EXPECT_EQ(queue.announce(), Id{2});
+  queue.attempt_started(2);
+  queue.leave(2, /*acquired=*/true);
+  EXPECT_EQ(queue.announce(), Id{3});
+}
+
+TEST(WaiterQueue, NewcomerWaitingItsTurnIsWokenBeforeOthersStillOnTheirFirstAttempt) {
+  // A waiter that waits for its turn is idle; older waiters whose first attempt is still
+  // in flight will see the release themselves.
+  WaiterQueue queue;
+  queue.join(1);  // attempting
+  queue.join(2);
+  queue.wait_for_turn(2);
+  EXPECT_EQ(queue.announce(), Id{2});
+}
+
 }  // namespace
 }  // namespace redlock::detail
