@@ -86,8 +86,8 @@ for (const label of labels) {
 out.push('');
 out.push('"failure max" is the worst run. "fairness" is Jain\'s index of the cycles per worker (1 = equal ' +
   'shares). "reconnects": connections the (unpaused) nodes accepted inside the window, i.e. reconnections after ' +
-  'dropped connections. async rows: redlock-bench drives lock_async() chains whose release is sent from the callback ' +
-  'and not awaited (so no release time), node-redlock runs with ioredis auto-pipelining.');
+  'dropped connections. async rows: redlock-bench drives lock_async() chains, each awaiting its unlock_async() ' +
+  'before the next attempt; node-redlock runs with ioredis auto-pipelining.');
 out.push('');
 
 // --- targets ---------------------------------------------------------------------------
