@@ -3,6 +3,7 @@
 //
 //   redlock-chaos-run [--scenario NAME[,NAME...]|all] [--duration 30s] [--report FILE]
 //                     [--processes N] [--threads N] [--min-acquisitions N] [--keep] [--list]
+//                     [--help]
 //
 // A scenario passes when no stale write was accepted, every worker exited cleanly, and
 // either (in model) there is no violation, no token regression and at least
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -47,14 +49,6 @@ struct Config {
   std::string fake_clock = REDLOCK_FAKECLOCK_LIBRARY;
 };
 
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "redlock-chaos-run: " << why
-            << "\nusage: redlock-chaos-run [--scenario NAME[,NAME...]|all] [--duration D] "
-               "[--report FILE] [--processes N] [--threads N] [--min-acquisitions N] [--keep] "
-               "[--list] [--worker PATH] [--fake-clock PATH]\n";
-  std::exit(2);
-}
-
 std::vector<std::string> split(std::string_view text) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -67,57 +61,74 @@ std::vector<std::string> split(std::string_view text) {
   return out;
 }
 
+// Parses the command line with CLI11; exits 0 after --help or --list, 2 on a usage error.
 Config parse(int argc, char** argv, const std::vector<Scenario>& catalogue) {
   Config c;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    if (flag == "--keep") {
-      c.keep = true;
-      continue;
-    }
-    if (flag == "--list") {
-      for (const auto& s : catalogue) {
-        std::cout << s.name << (s.in_model ? "" : " (out of model)") << ": " << s.description
-                  << "\n";
-      }
-      std::exit(0);
-    }
-    if (i + 1 >= argc) usage("missing value for " + std::string(flag));
-    const std::string value = argv[++i];
-    auto number = [&] {
-      try {
-        return std::stoi(value);
-      } catch (const std::exception&) {
-        usage("bad number for " + std::string(flag));
-      }
-    };
-    if (flag == "--scenario") {
-      if (value != "all") c.scenarios = split(value);
-    } else if (flag == "--duration") {
-      auto d = parse_duration(value);
-      if (!d || d->count() < 1000) usage("--duration needs at least 1s, e.g. 30s");
-      c.duration = *d;
-    } else if (flag == "--report") {
-      c.report = value;
-    } else if (flag == "--processes") {
-      c.processes = number();
-    } else if (flag == "--threads") {
-      c.threads = number();
-    } else if (flag == "--min-acquisitions") {
-      c.min_acquisitions = static_cast<std::uint64_t>(number());
-    } else if (flag == "--worker") {
-      c.worker = value;
-    } else if (flag == "--fake-clock") {
-      c.fake_clock = value;
-    } else {
-      usage("unknown option " + std::string(flag));
-    }
+  CLI::App app{
+      "Runs chaos scenarios against fresh local clusters and checks every holder's record "
+      "with the safety checker.",
+      "redlock-chaos-run"};
+  std::vector<std::string> names;
+  for (const auto& s : catalogue) names.push_back(s.name);
+  std::string scenarios = "all";
+  std::string duration = "30s";
+  bool list = false;
+  app.add_option("--scenario", scenarios, "Scenarios to run, comma-separated, or all")
+      ->type_name("NAME[,NAME...]")
+      ->check([&](const std::string& value) -> std::string {
+        if (value == "all") return {};
+        for (const auto& name : split(value)) {
+          if (std::find(names.begin(), names.end(), name) == names.end()) {
+            return "unknown scenario " + name + " (see --list)";
+          }
+        }
+        return {};
+      })
+      ->capture_default_str();
+  app.add_option("--duration", duration, "How long each scenario runs (at least 1s)")
+      ->type_name("DURATION")
+      ->check([](const std::string& value) -> std::string {
+        auto d = parse_duration(value);
+        return d && d->count() >= 1000 ? "" : "needs a duration of at least 1s, e.g. 30s";
+      })
+      ->capture_default_str();
+  app.add_option("--report", c.report, "Write the JSON report here")->type_name("FILE");
+  app.add_option("--processes", c.processes, "Worker processes (default: the scenario's own)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", c.threads, "Threads per worker (default: the scenario's own)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--min-acquisitions", c.min_acquisitions,
+                 "Fewest acquisitions an in-model scenario must make to pass")
+      ->capture_default_str();
+  app.add_flag("--keep", c.keep, "Keep each scenario's directory (records, node logs)");
+  app.add_flag("--list", list, "List the scenarios and exit");
+  app.add_option("--worker", c.worker, "The worker binary")->type_name("PATH");
+  app.add_option("--fake-clock", c.fake_clock, "The clock library preloaded into nodes")
+      ->type_name("PATH");
+  app.footer(
+      "A scenario passes when no stale write was accepted, every worker exited cleanly, and "
+      "either (in model) there is no violation, no token regression and at least "
+      "--min-acquisitions acquisitions, or (out of model, where expected) the checker found "
+      "violations.\nExit status: 0 all passed, 1 a scenario failed, 2 usage error.\n\n"
+      "Example:\n  chaos/run --scenario node_paused,clock_jump_two --duration 60s --report "
+      "chaos-report.json");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::exit(app.exit(e));
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    std::exit(2);
   }
-  for (const auto& name : c.scenarios) {
-    const bool known = std::any_of(catalogue.begin(), catalogue.end(),
-                                   [&](const Scenario& s) { return s.name == name; });
-    if (!known) usage("unknown scenario " + name + " (see --list)");
+  if (list) {
+    for (const auto& s : catalogue) {
+      std::cout << s.name << (s.in_model ? "" : " (out of model)") << ": " << s.description
+                << "\n";
+    }
+    std::exit(0);
   }
+  if (scenarios != "all") c.scenarios = split(scenarios);
+  c.duration = *parse_duration(duration);
   return c;
 }
 
