@@ -12,13 +12,13 @@
 
 #include <stdlib.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -122,8 +122,7 @@ Config parse(int argc, char** argv, const std::vector<Scenario>& catalogue) {
   }
   if (list) {
     for (const auto& s : catalogue) {
-      std::cout << s.name << (s.in_model ? "" : " (out of model)") << ": " << s.description
-                << "\n";
+      std::cout << s.name << (s.in_model ? "" : " (out of model)") << ": " << s.description << "\n";
     }
     std::exit(0);
   }

@@ -6,14 +6,13 @@
 
 #include <gtest/gtest.h>
 
-#include <redlock/redlock.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <deque>
 #include <future>
 #include <map>
 #include <memory>
+#include <redlock/redlock.hpp>
 #include <string>
 #include <thread>
 
@@ -48,19 +47,20 @@ class ScriptedNode final : public Node {
     for (const auto& call : queue_) {
       if (call.release && call.key == key) ++observed_.acquires_behind_release;
     }
-    enqueue(false, key, std::move(done), [this, key = std::string(key), value = std::string(value)] {
-      NodeReply reply;
-      auto [it, free] = store_.try_emplace(key, value);
-      if (free) {
-        reply.status = NodeStatus::granted;
-      } else {
-        reply.status = NodeStatus::held;
-        reply.holder = it->second;
-        reply.remaining_ttl = 10s;
-      }
-      ++observed_.acquires_answered;
-      return reply;
-    });
+    enqueue(false, key, std::move(done),
+            [this, key = std::string(key), value = std::string(value)] {
+              NodeReply reply;
+              auto [it, free] = store_.try_emplace(key, value);
+              if (free) {
+                reply.status = NodeStatus::granted;
+              } else {
+                reply.status = NodeStatus::held;
+                reply.holder = it->second;
+                reply.remaining_ttl = 10s;
+              }
+              ++observed_.acquires_answered;
+              return reply;
+            });
   }
 
   void release(std::string_view key, std::string_view value, Announce, std::chrono::milliseconds,
