@@ -26,13 +26,14 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <redlock/redlock.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include <redlock/redlock.hpp>
 
 namespace {
 

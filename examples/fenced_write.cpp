@@ -5,12 +5,12 @@
 // A second run while the first still holds the lock waits for it; a writer whose
 // token is older than one the store has already seen is refused.
 
-#include <redlock/redlock.hpp>
-
 #include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <string>
+
+#include <redlock/redlock.hpp>
 
 namespace {
 
@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::printf("wrote %s = %s with token %llu (validity left %lld ms)\n", key.c_str(), argv[6],
-                static_cast<unsigned long long>(token), static_cast<long long>(lock->validity().count()));
+                static_cast<unsigned long long>(token),
+                static_cast<long long>(lock->validity().count()));
     return lock->unlock() ? 0 : 1;
   } catch (const std::invalid_argument& error) {
     std::fprintf(stderr, "%s\n", error.what());

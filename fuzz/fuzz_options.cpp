@@ -26,8 +26,8 @@
 namespace {
 
 using namespace std::chrono_literals;
-using redlock::detail::Node;
 using redlock::detail::Announce;
+using redlock::detail::Node;
 using redlock::detail::NodeCallback;
 
 // Every password the fuzzer writes starts with this, so a leak is a plain substring.

@@ -15,9 +15,14 @@
 namespace {
 
 // EVALSHA <sha1> 2 <key> <key>:fence <value> <ttl> <fencing>: the acquire of one node.
-constexpr std::array<std::string_view, 8> acquire_argv{
-    "EVALSHA",           "3f2bc1cbb0d2b2e8cbd6d6b1a7b7f3c2a49b6e01", "2", "bench:5e1f09a2:w17",
-    "bench:5e1f09a2:w17:fence", "9b0d6c1e4f2a83570c6de1f3a2b4c5d6",     "10000", "0"};
+constexpr std::array<std::string_view, 8> acquire_argv{"EVALSHA",
+                                                       "3f2bc1cbb0d2b2e8cbd6d6b1a7b7f3c2a49b6e01",
+                                                       "2",
+                                                       "bench:5e1f09a2:w17",
+                                                       "bench:5e1f09a2:w17:fence",
+                                                       "9b0d6c1e4f2a83570c6de1f3a2b4c5d6",
+                                                       "10000",
+                                                       "0"};
 
 void encode_direct(std::string& out, const std::array<std::string_view, 8>& argv) {
   redlock::net::append_command(out, argv);
@@ -34,8 +39,8 @@ void BM_hiredis_format(benchmark::State& state) {
   for (auto _ : state) {
     out.clear();
     char* formatted = nullptr;
-    const int length = redisFormatCommandArgv(&formatted, int(pointers.size()), pointers.data(),
-                                              lengths.data());
+    const int length =
+        redisFormatCommandArgv(&formatted, int(pointers.size()), pointers.data(), lengths.data());
     out.append(formatted, std::size_t(length));
     redisFreeCommand(formatted);
     benchmark::DoNotOptimize(out.data());

@@ -13,10 +13,11 @@
 
 #include <chrono>
 #include <memory>
-#include <redlock/client.hpp>
-#include <redlock/options.hpp>
 #include <string>
 #include <vector>
+
+#include <redlock/client.hpp>
+#include <redlock/options.hpp>
 
 #include "tally.hpp"
 #include "window.hpp"

@@ -5,8 +5,9 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
-#include <redlock/redlock.hpp>
 #include <thread>
+
+#include <redlock/redlock.hpp>
 
 #include "client_stall.hpp"
 #include "config.hpp"

@@ -22,11 +22,12 @@
 #include <iostream>
 #include <memory>
 #include <random>
-#include <redlock/redlock.hpp>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include <redlock/redlock.hpp>
 
 #include "common/duration.hpp"
 #include "worker/event_log.hpp"

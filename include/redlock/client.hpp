@@ -67,8 +67,8 @@ class Client {
   /// Gives releases still on the wire up to one node deadline to land, then cancels
   /// pending operations (their callbacks get errc::cancelled), stops the watchdogs,
   /// closes connections and joins the loop thread. After close, calls fail with
-  /// errc::cancelled and async callbacks run at once on the calling thread. Idempotent; also done by
-  /// the destructor. Locks still held expire by their TTL.
+  /// errc::cancelled and async callbacks run at once on the calling thread. Idempotent; also done
+  /// by the destructor. Locks still held expire by their TTL.
   void close();
 
   /// The number of nodes that must agree.

@@ -60,7 +60,7 @@ struct NodeOutcome {
   std::string detail;     ///< Redis' own error text, or the connection error's description.
   std::string holder;     ///< For `held`: the current holder's value when the node reported it.
   std::chrono::milliseconds remaining_ttl{-1};  ///< For `held`: the key's PTTL; -1 when unknown.
-  std::uint64_t token = 0;  ///< Fencing: the counter this node returned on a grant.
+  std::uint64_t token = 0;               ///< Fencing: the counter this node returned on a grant.
   std::chrono::microseconds latency{0};  ///< Time from sending until this node answered.
 };
 

@@ -24,9 +24,9 @@ class FencedStoreImpl;
 class FencedStore {
  public:
   /// `url` as in Options::nodes. Throws std::invalid_argument on a malformed URL.
-  static std::unique_ptr<FencedStore> create(const std::string& url,
-                                             std::chrono::milliseconds timeout = std::chrono::milliseconds(1000),
-                                             const TlsOptions& tls = {});
+  static std::unique_ptr<FencedStore> create(
+      const std::string& url, std::chrono::milliseconds timeout = std::chrono::milliseconds(1000),
+      const TlsOptions& tls = {});
   ~FencedStore();
 
   /// Sets `key` to `value` iff `token` >= the highest token recorded for `resource`, and

@@ -17,10 +17,10 @@ using std::chrono::milliseconds;
 
 /// TLS settings shared by every `rediss://` node.
 struct TlsOptions {
-  std::string ca_file;    ///< PEM bundle of trusted CAs; empty = the system store.
-  std::string ca_dir;     ///< Directory of hashed CA certificates (c_rehash layout).
-  std::string cert_file;  ///< Client certificate (Redis requires one unless tls-auth-clients no).
-  std::string key_file;   ///< Private key of the client certificate.
+  std::string ca_file;      ///< PEM bundle of trusted CAs; empty = the system store.
+  std::string ca_dir;       ///< Directory of hashed CA certificates (c_rehash layout).
+  std::string cert_file;    ///< Client certificate (Redis requires one unless tls-auth-clients no).
+  std::string key_file;     ///< Private key of the client certificate.
   std::string server_name;  ///< SNI and the name verified; empty = the host of the URL.
   /// Skip certificate and hostname verification. Only for tests; named so it is never
   /// turned on by accident.

@@ -28,17 +28,44 @@ class [[nodiscard]] Result {
   bool has_value() const noexcept { return storage_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }
 
-  T& operator*() & { assert(has_value()); return std::get<0>(storage_); }
-  const T& operator*() const& { assert(has_value()); return std::get<0>(storage_); }
-  T&& operator*() && { assert(has_value()); return std::get<0>(std::move(storage_)); }
-  T* operator->() { assert(has_value()); return &std::get<0>(storage_); }
-  const T* operator->() const { assert(has_value()); return &std::get<0>(storage_); }
+  T& operator*() & {
+    assert(has_value());
+    return std::get<0>(storage_);
+  }
+  const T& operator*() const& {
+    assert(has_value());
+    return std::get<0>(storage_);
+  }
+  T&& operator*() && {
+    assert(has_value());
+    return std::get<0>(std::move(storage_));
+  }
+  T* operator->() {
+    assert(has_value());
+    return &std::get<0>(storage_);
+  }
+  const T* operator->() const {
+    assert(has_value());
+    return &std::get<0>(storage_);
+  }
 
-  T& value() & { check(); return std::get<0>(storage_); }
-  T&& value() && { check(); return std::get<0>(std::move(storage_)); }
+  T& value() & {
+    check();
+    return std::get<0>(storage_);
+  }
+  T&& value() && {
+    check();
+    return std::get<0>(std::move(storage_));
+  }
 
-  const Error& error() const& { assert(!has_value()); return std::get<1>(storage_); }
-  Error&& error() && { assert(!has_value()); return std::get<1>(std::move(storage_)); }
+  const Error& error() const& {
+    assert(!has_value());
+    return std::get<1>(storage_);
+  }
+  Error&& error() && {
+    assert(!has_value());
+    return std::get<1>(std::move(storage_));
+  }
   /// The error code, or an empty error_code on success.
   std::error_code code() const noexcept {
     return has_value() ? std::error_code{} : std::get<1>(storage_).code();
@@ -60,8 +87,14 @@ class [[nodiscard]] Result<void> {
 
   bool has_value() const noexcept { return !error_.has_value(); }
   explicit operator bool() const noexcept { return has_value(); }
-  const Error& error() const& { assert(!has_value()); return *error_; }
-  Error&& error() && { assert(!has_value()); return std::move(*error_); }
+  const Error& error() const& {
+    assert(!has_value());
+    return *error_;
+  }
+  Error&& error() && {
+    assert(!has_value());
+    return std::move(*error_);
+  }
   std::error_code code() const noexcept { return error_ ? error_->code() : std::error_code{}; }
 
  private:

@@ -30,13 +30,21 @@ std::shared_ptr<Client> Client::create(Options options) {
 
 Client::Client(std::shared_ptr<detail::Engine> engine) : engine_(std::move(engine)) {}
 
-Client::~Client() { close(); }
+Client::~Client() {
+  close();
+}
 
-void Client::close() { engine_->close(); }
+void Client::close() {
+  engine_->close();
+}
 
-int Client::quorum() const noexcept { return engine_->quorum(); }
+int Client::quorum() const noexcept {
+  return engine_->quorum();
+}
 
-const std::vector<std::string>& Client::nodes() const noexcept { return engine_->node_names(); }
+const std::vector<std::string>& Client::nodes() const noexcept {
+  return engine_->node_names();
+}
 
 Result<Lock> Client::try_lock(std::string_view key, milliseconds ttl) {
   LockOptions options;
@@ -45,7 +53,8 @@ Result<Lock> Client::try_lock(std::string_view key, milliseconds ttl) {
 }
 
 Result<Lock> Client::lock(std::string_view key, const LockOptions& options) {
-  if (auto problem = core::check_key(key, engine_->options().max_key_bytes)) return invalid("lock", *problem);
+  if (auto problem = core::check_key(key, engine_->options().max_key_bytes))
+    return invalid("lock", *problem);
   if (auto problem = core::check_lock_options(options, engine_->options().node_timeout)) {
     return invalid("lock", *problem);
   }
@@ -69,8 +78,8 @@ void Client::lock_async(std::string_view key, LockOptions options, LockCallback 
   } else if (auto text = core::check_lock_options(options, engine_->options().node_timeout)) {
     problem = invalid("lock", *text);
   }
-  const bool posted = engine_->post([engine = engine_, key = std::string(key), options = std::move(options),
-                                     deliver, problem]() mutable {
+  const bool posted = engine_->post([engine = engine_, key = std::string(key),
+                                     options = std::move(options), deliver, problem]() mutable {
     if (problem) return deliver(std::move(*problem));
     detail::start_acquire(engine, std::move(key), std::move(options), std::move(deliver));
   });
@@ -78,22 +87,26 @@ void Client::lock_async(std::string_view key, LockOptions options, LockCallback 
 }
 
 Result<std::vector<NodeOutcome>> Client::status(std::string_view key) {
-  if (auto problem = core::check_key(key, engine_->options().max_key_bytes)) return invalid("status", *problem);
+  if (auto problem = core::check_key(key, engine_->options().max_key_bytes))
+    return invalid("status", *problem);
   return detail::call_sync<std::vector<NodeOutcome>>(
       *engine_, "status",
-      [engine = engine_, key = std::string(key), timeout = diagnostic_timeout(*engine_)](auto deliver) mutable {
+      [engine = engine_, key = std::string(key),
+       timeout = diagnostic_timeout(*engine_)](auto deliver) mutable {
         detail::start_status(engine, std::move(key), timeout, std::move(deliver));
       });
 }
 
 Result<void> Client::release(std::string_view key, std::string_view value) {
-  if (auto problem = core::check_key(key, engine_->options().max_key_bytes)) return invalid("release", *problem);
+  if (auto problem = core::check_key(key, engine_->options().max_key_bytes))
+    return invalid("release", *problem);
   if (value.empty()) return invalid("release", "value: must not be empty");
   auto released = detail::call_sync<detail::Released>(
       *engine_, "release",
       [engine = engine_, key = std::string(key), value = std::string(value),
        timeout = diagnostic_timeout(*engine_)](auto deliver) mutable {
-        detail::start_release(engine, std::move(key), std::move(value), timeout, std::move(deliver));
+        detail::start_release(engine, std::move(key), std::move(value), timeout,
+                              std::move(deliver));
       });
   if (!released) return std::move(released).error();
   if (released->deleted == 0) {
@@ -104,13 +117,17 @@ Result<void> Client::release(std::string_view key, std::string_view value) {
   return {};
 }
 
-Result<milliseconds> Client::extend(std::string_view key, std::string_view value, milliseconds ttl) {
-  if (auto problem = core::check_key(key, engine_->options().max_key_bytes)) return invalid("extend", *problem);
+Result<milliseconds> Client::extend(std::string_view key, std::string_view value,
+                                    milliseconds ttl) {
+  if (auto problem = core::check_key(key, engine_->options().max_key_bytes))
+    return invalid("extend", *problem);
   if (value.empty()) return invalid("extend", "value: must not be empty");
-  if (auto problem = core::check_ttl(ttl, engine_->options().node_timeout)) return invalid("extend", *problem);
+  if (auto problem = core::check_ttl(ttl, engine_->options().node_timeout))
+    return invalid("extend", *problem);
   auto extended = detail::call_sync<core::Clock::time_point>(
       *engine_, "extend",
-      [engine = engine_, key = std::string(key), value = std::string(value), ttl](auto deliver) mutable {
+      [engine = engine_, key = std::string(key), value = std::string(value),
+       ttl](auto deliver) mutable {
         detail::start_extend(engine, std::move(key), std::move(value), ttl, std::move(deliver));
       });
   if (!extended) return std::move(extended).error();

@@ -50,7 +50,8 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory) {
     connection.tls = options.tls;
     connections.push_back(std::move(connection));
   }
-  if (auto problem = core::check_options(options, identities)) throw std::invalid_argument(*problem);
+  if (auto problem = core::check_options(options, identities))
+    throw std::invalid_argument(*problem);
   const int quorum = core::effective_quorum(options.quorum, static_cast<int>(options.nodes.size()));
   auto engine = std::make_shared<Engine>(std::move(options), std::move(names), quorum);
   engine->connect(connections, factory);
@@ -83,7 +84,9 @@ void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
   done.get_future().wait();
 }
 
-Engine::~Engine() { close(); }
+Engine::~Engine() {
+  close();
+}
 
 std::chrono::milliseconds Engine::node_timeout(std::chrono::milliseconds ttl) const noexcept {
   return core::effective_node_timeout(options_.node_timeout, ttl);
@@ -108,7 +111,9 @@ ReleaseNotifier& Engine::notifier() {
   return *notifier_;
 }
 
-void Engine::untrack(const Cancellable* operation) { waiting_.erase(operation); }
+void Engine::untrack(const Cancellable* operation) {
+  waiting_.erase(operation);
+}
 
 NodeCallback Engine::count_release(NodeCallback done) {
   ++releases_in_flight_;
@@ -137,7 +142,8 @@ void Engine::close() {
       if (releases_in_flight_ == 0 || nodes_closed_) return landed->set_value();
       on_releases_landed_ = [landed] { landed->set_value(); };
     });
-    const auto limit = (options_.node_timeout.count() > 0 ? options_.node_timeout : std::chrono::milliseconds(50)) +
+    const auto limit = (options_.node_timeout.count() > 0 ? options_.node_timeout
+                                                          : std::chrono::milliseconds(50)) +
                        std::chrono::milliseconds(50);
     if (posted) future.wait_for(limit);
   }

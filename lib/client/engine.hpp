@@ -56,7 +56,9 @@ class Engine : public std::enable_shared_from_this<Engine> {
   int quorum() const noexcept { return quorum_; }
   const std::vector<std::string>& node_names() const noexcept { return node_names_; }
   const Options& options() const noexcept { return options_; }
-  core::DriftPolicy drift() const noexcept { return {options_.drift_factor, options_.drift_margin}; }
+  core::DriftPolicy drift() const noexcept {
+    return {options_.drift_factor, options_.drift_margin};
+  }
   /// The per-node deadline for an operation on a lock of `ttl`.
   std::chrono::milliseconds node_timeout(std::chrono::milliseconds ttl) const noexcept;
   const core::RandomSource& random() const noexcept { return random_; }

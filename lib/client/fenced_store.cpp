@@ -1,11 +1,11 @@
-#include <redlock/fenced_store.hpp>
-
 #include <hiredis/hiredis.h>
 
 #include <array>
 #include <charconv>
 #include <future>
 #include <stdexcept>
+
+#include <redlock/fenced_store.hpp>
 
 #include "client/loop_thread.hpp"
 #include "client/node.hpp"
@@ -45,7 +45,8 @@ class FencedStoreImpl {
   template <typename T, typename Submit, typename Convert>
   Result<T> call(Submit submit, Convert convert) {
     if (loop_.on_loop_thread()) {
-      return Error(make_error_code(errc::invalid_argument), "FencedStore: called on its own loop thread");
+      return Error(make_error_code(errc::invalid_argument),
+                   "FencedStore: called on its own loop thread");
     }
     auto promise = std::make_shared<std::promise<Result<T>>>();
     auto future = promise->get_future();
@@ -78,13 +79,15 @@ class FencedStoreImpl {
 namespace {
 
 Error unexpected_reply(const std::string& where, std::string_view what, const redisReply* reply) {
-  return Error(make_error_code(errc::protocol_error),
-               where + ": unexpected reply to " + std::string(what) + ": " + detail::describe_reply(reply));
+  return Error(
+      make_error_code(errc::protocol_error),
+      where + ": unexpected reply to " + std::string(what) + ": " + detail::describe_reply(reply));
 }
 
 }  // namespace
 
-std::unique_ptr<FencedStore> FencedStore::create(const std::string& url, std::chrono::milliseconds timeout,
+std::unique_ptr<FencedStore> FencedStore::create(const std::string& url,
+                                                 std::chrono::milliseconds timeout,
                                                  const TlsOptions& tls) {
   auto endpoint = net::parse_endpoint(url);
   if (!endpoint) throw std::invalid_argument("FencedStore: " + endpoint.error().message());
@@ -93,39 +96,44 @@ std::unique_ptr<FencedStore> FencedStore::create(const std::string& url, std::ch
   options.endpoint = std::move(*endpoint);
   options.connect_timeout = std::max(timeout, std::chrono::milliseconds(1000));
   options.tls = tls;
-  return std::make_unique<FencedStore>(std::make_unique<detail::FencedStoreImpl>(std::move(options), timeout));
+  return std::make_unique<FencedStore>(
+      std::make_unique<detail::FencedStoreImpl>(std::move(options), timeout));
 }
 
 FencedStore::FencedStore(std::unique_ptr<detail::FencedStoreImpl> impl) : impl_(std::move(impl)) {}
 FencedStore::~FencedStore() = default;
 
-Result<void> FencedStore::write(std::string_view resource, std::uint64_t token, std::string_view key,
-                                std::string_view value) {
+Result<void> FencedStore::write(std::string_view resource, std::uint64_t token,
+                                std::string_view key, std::string_view value) {
   if (resource.empty() || key.empty()) {
-    return Error(make_error_code(errc::invalid_argument), "FencedStore::write: resource and key must not be empty");
+    return Error(make_error_code(errc::invalid_argument),
+                 "FencedStore::write: resource and key must not be empty");
   }
   auto* impl = impl_.get();
   auto outcome = impl->call<std::int64_t>(
-      [token_key = detail::highest_token_key(resource), key = std::string(key), value = std::string(value),
-       token = std::to_string(token), timeout = impl->timeout()](net::Connection& connection, auto done) {
+      [token_key = detail::highest_token_key(resource), key = std::string(key),
+       value = std::string(value), token = std::to_string(token),
+       timeout = impl->timeout()](net::Connection& connection, auto done) {
         const std::array<std::string_view, 2> keys{token_key, key};
         const std::array<std::string_view, 2> args{token, value};
         connection.eval(scripts::fenced_write(), keys, args, timeout, std::move(done));
       },
       [where = impl->where()](const redisReply* reply) -> Result<std::int64_t> {
         if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
-            reply->element[0]->type == REDIS_REPLY_INTEGER && reply->element[1]->type == REDIS_REPLY_INTEGER) {
+            reply->element[0]->type == REDIS_REPLY_INTEGER &&
+            reply->element[1]->type == REDIS_REPLY_INTEGER) {
           // Accepted: -1 - previous; refused: the highest token (>= 0).
-          return reply->element[0]->integer == 1 ? -1 - reply->element[1]->integer : reply->element[1]->integer;
+          return reply->element[0]->integer == 1 ? -1 - reply->element[1]->integer
+                                                 : reply->element[1]->integer;
         }
         return unexpected_reply(where, "the fenced write", reply);
       });
   if (!outcome) return std::move(outcome).error();
   if (*outcome >= 0) {
     return Error(make_error_code(errc::stale_token),
-                 "fenced write of " + detail::quote_key(key) + " refused: token " + std::to_string(token) +
-                     " is older than " + std::to_string(*outcome) + ", already used for " +
-                     detail::quote_key(resource));
+                 "fenced write of " + detail::quote_key(key) + " refused: token " +
+                     std::to_string(token) + " is older than " + std::to_string(*outcome) +
+                     ", already used for " + detail::quote_key(resource));
   }
   return {};
 }
@@ -139,7 +147,8 @@ Result<std::optional<std::string>> FencedStore::read(std::string_view key) {
       },
       [where = impl->where()](const redisReply* reply) -> Result<std::optional<std::string>> {
         if (reply->type == REDIS_REPLY_NIL) return std::optional<std::string>();
-        if (reply->type == REDIS_REPLY_STRING) return std::optional<std::string>(std::string(reply->str, reply->len));
+        if (reply->type == REDIS_REPLY_STRING)
+          return std::optional<std::string>(std::string(reply->str, reply->len));
         return unexpected_reply(where, "GET", reply);
       });
 }
@@ -147,8 +156,8 @@ Result<std::optional<std::string>> FencedStore::read(std::string_view key) {
 Result<std::uint64_t> FencedStore::highest_token(std::string_view resource) {
   auto* impl = impl_.get();
   return impl->call<std::uint64_t>(
-      [key = detail::highest_token_key(resource), timeout = impl->timeout()](net::Connection& connection,
-                                                                             auto done) {
+      [key = detail::highest_token_key(resource), timeout = impl->timeout()](
+          net::Connection& connection, auto done) {
         const std::array<std::string_view, 2> argv{"GET", key};
         connection.command(argv, timeout, std::move(done));
       },

@@ -19,7 +19,8 @@ const std::vector<NodeOutcome> no_outcomes;
 
 Error not_owned_error(const LockState* state, std::string_view action) {
   if (state == nullptr) {
-    return Error(make_error_code(errc::not_held), std::string(action) + ": this Lock was moved from");
+    return Error(make_error_code(errc::not_held),
+                 std::string(action) + ": this Lock was moved from");
   }
   return Error(make_error_code(errc::not_held), std::string(action) + " " +
                                                     detail::quote_key(state->resource) +
@@ -64,8 +65,12 @@ Lock::~Lock() {
       limit);
 }
 
-const std::string& Lock::resource() const noexcept { return state_ ? state_->resource : empty_string; }
-const std::string& Lock::value() const noexcept { return state_ ? state_->value : empty_string; }
+const std::string& Lock::resource() const noexcept {
+  return state_ ? state_->resource : empty_string;
+}
+const std::string& Lock::value() const noexcept {
+  return state_ ? state_->value : empty_string;
+}
 
 std::chrono::steady_clock::time_point Lock::valid_until() const noexcept {
   return state_ ? state_->valid_until() : std::chrono::steady_clock::time_point{};
@@ -81,10 +86,16 @@ std::optional<std::uint64_t> Lock::fencing_token() const noexcept {
   return state_ ? state_->token : std::nullopt;
 }
 
-const std::vector<NodeOutcome>& Lock::nodes() const noexcept { return state_ ? state_->nodes : no_outcomes; }
+const std::vector<NodeOutcome>& Lock::nodes() const noexcept {
+  return state_ ? state_->nodes : no_outcomes;
+}
 
-bool Lock::lost() const noexcept { return state_ && state_->lost; }
-bool Lock::owned() const noexcept { return state_ && !state_->released; }
+bool Lock::lost() const noexcept {
+  return state_ && state_->lost;
+}
+bool Lock::owned() const noexcept {
+  return state_ && !state_->released;
+}
 
 Result<void> Lock::extend(milliseconds ttl) {
   if (!state_ || state_->released) return not_owned_error(state_.get(), "extend");
@@ -94,7 +105,8 @@ Result<void> Lock::extend(milliseconds ttl) {
   }
   const auto key = detail::quote_key(state_->resource);
   if (state_->lost) {
-    return Error(make_error_code(errc::lock_lost), "extend " + key + ": the watchdog lost this lock");
+    return Error(make_error_code(errc::lock_lost),
+                 "extend " + key + ": the watchdog lost this lock");
   }
   const auto now = core::Clock::now();
   if (state_->valid_until() <= now) {
@@ -138,7 +150,8 @@ Result<void> Lock::unlock() {
     return {};
   }
   auto released = detail::call_sync<detail::Released>(
-      *state_->engine, "unlock", [state = state_](auto deliver) { start_unlock(state, std::move(deliver)); });
+      *state_->engine, "unlock",
+      [state = state_](auto deliver) { start_unlock(state, std::move(deliver)); });
   if (!released) return std::move(released).error();
   return {};
 }

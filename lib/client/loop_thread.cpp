@@ -31,7 +31,8 @@ namespace {
 LoopThread::LoopThread(uv_loop_s* external) : shared_(std::make_shared<Shared>()) {
   if (external == nullptr) {
     shared_->own_loop = std::make_unique<uv_loop_t>();
-    if (int status = uv_loop_init(shared_->own_loop.get()); status < 0) fail("uv_loop_init", status);
+    if (int status = uv_loop_init(shared_->own_loop.get()); status < 0)
+      fail("uv_loop_init", status);
     loop_ = shared_->own_loop.get();
     own_loop_ = true;
   } else {

@@ -113,7 +113,8 @@ class RedisNode final : public Node {
     submit(scripts::fence(), keys, args, timeout, owner_checked("fence", std::move(done)));
   }
 
-  void inspect(std::string_view key, std::chrono::milliseconds timeout, NodeCallback done) override {
+  void inspect(std::string_view key, std::chrono::milliseconds timeout,
+               NodeCallback done) override {
     const std::array<std::string_view, 1> keys{key};
     submit(scripts::inspect(), keys, {}, timeout,
            [done = std::move(done), where = where_](const net::ReplyView& view) {

@@ -120,9 +120,10 @@ class AcquireOperation final : public Cancellable,
       engine_->notifier().wait_for_turn(*watch_id_);
       const auto now = Clock::now();
       if (auto next = schedule_.next_attempt(0, now)) {
-        return timer_->start(std::chrono::ceil<milliseconds>(*next - now), [self = shared_from_this()] {
-          if (!self->finished_) self->attempt();
-        });
+        return timer_->start(std::chrono::ceil<milliseconds>(*next - now),
+                             [self = shared_from_this()] {
+                               if (!self->finished_) self->attempt();
+                             });
       }
     }
     attempt();
@@ -145,13 +146,14 @@ class AcquireOperation final : public Cancellable,
 
   void on_acquire_round(RoundResult round, std::string value) {
     if (finished_) return;
-    if (round.cancelled && !engine_->open()) return finish(cancelled_error("lock " + quote_key(key_)));
+    if (round.cancelled && !engine_->open())
+      return finish(cancelled_error("lock " + quote_key(key_)));
     if (!round.reached()) {
       const auto code = round.failure == core::FailureKind::unreachable ? errc::quorum_unreachable
                                                                         : errc::conflict;
       auto message = "lock " + quote_key(key_) + " not acquired: " + round.summary("granted");
-      return attempt_failed(Error(make_error_code(code), std::move(message), round.outcomes),
-                            value, round);
+      return attempt_failed(Error(make_error_code(code), std::move(message), round.outcomes), value,
+                            round);
     }
     if (options_.fencing && !test_hooks::skip_fencing_write_back) {
       return write_back_token(std::move(round), std::move(value));
@@ -187,8 +189,9 @@ class AcquireOperation final : public Cancellable,
             auto message = "lock " + quote_key(self->key_) +
                            " not acquired: the fencing token write-back failed: " +
                            fenced.summary("confirmed");
-            return self->attempt_failed(Error(make_error_code(code), std::move(message), fenced.outcomes),
-                                        value, *acquired_shared);
+            return self->attempt_failed(
+                Error(make_error_code(code), std::move(message), fenced.outcomes), value,
+                *acquired_shared);
           }
           self->succeed(std::move(*acquired_shared), std::move(value), token);
         });
@@ -202,9 +205,9 @@ class AcquireOperation final : public Cancellable,
       auto message = "lock " + quote_key(key_) + " not acquired: a quorum agreed after " +
                      elapsed_ms(round.start, now) + ", leaving no validity of the " +
                      std::to_string(options_.ttl.count()) + " ms ttl";
-      return attempt_failed(Error(make_error_code(errc::validity_expired), std::move(message),
-                                  round.outcomes),
-                            value, round);
+      return attempt_failed(
+          Error(make_error_code(errc::validity_expired), std::move(message), round.outcomes), value,
+          round);
     }
     auto state = std::make_shared<LockState>();
     state->engine = engine_;
@@ -215,7 +218,8 @@ class AcquireOperation final : public Cancellable,
     state->ttl = options_.ttl;
     state->set_valid_until(valid_until);
     if (options_.auto_extend) {
-      start_watchdog(state, options_.extend_every.count() > 0 ? options_.extend_every : options_.ttl / 3,
+      start_watchdog(state,
+                     options_.extend_every.count() > 0 ? options_.extend_every : options_.ttl / 3,
                      options_.on_lost);
     }
     finish(std::move(state));
@@ -305,10 +309,12 @@ void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::s
       },
       vote_owner_action,
       [engine, key, ttl, done = std::move(done)](RoundResult round) {
-        if (round.cancelled && !engine->open()) return done(cancelled_error("extend " + quote_key(key)));
+        if (round.cancelled && !engine->open())
+          return done(cancelled_error("extend " + quote_key(key)));
         if (!round.reached()) {
-          const auto code = round.failure == core::FailureKind::unreachable ? errc::quorum_unreachable
-                                                                            : errc::not_held;
+          const auto code = round.failure == core::FailureKind::unreachable
+                                ? errc::quorum_unreachable
+                                : errc::not_held;
           // The message is built before the outcomes are moved into the Error.
           auto message = "extend " + quote_key(key) + " failed: " + round.summary("extended");
           return done(Error(make_error_code(code), std::move(message), std::move(round.outcomes)));
@@ -334,9 +340,11 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
       },
       vote_gone,
       [engine, key, done = std::move(done)](RoundResult round) {
-        if (round.cancelled && !engine->open()) return done(cancelled_error("release " + quote_key(key)));
+        if (round.cancelled && !engine->open())
+          return done(cancelled_error("release " + quote_key(key)));
         if (!round.reached()) {
-          auto message = "release " + quote_key(key) + " not confirmed: " + round.summary("confirmed") +
+          auto message = "release " + quote_key(key) +
+                         " not confirmed: " + round.summary("confirmed") +
                          "; the lock may stay held there until its ttl ends";
           return done(Error(make_error_code(errc::quorum_unreachable), std::move(message),
                             std::move(round.outcomes)));
@@ -363,7 +371,8 @@ void start_status(const std::shared_ptr<Engine>& engine, std::string key, millis
       [&](Node& node, NodeCallback reply) { node.inspect(key, node_timeout, std::move(reply)); },
       vote_owner_action,
       [engine, key, done = std::move(done)](RoundResult round) {
-        if (round.cancelled && !engine->open()) return done(cancelled_error("status " + quote_key(key)));
+        if (round.cancelled && !engine->open())
+          return done(cancelled_error("status " + quote_key(key)));
         done(std::move(round.outcomes));
       },
       0, /*wait_for_all=*/true);

@@ -9,15 +9,17 @@
 
 namespace redlock::detail {
 
-ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOptions> nodes, int quorum,
-                                 std::chrono::milliseconds command_timeout)
+ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOptions> nodes,
+                                 int quorum, std::chrono::milliseconds command_timeout)
     : loop_(loop),
       node_options_(std::move(nodes)),
       quorum_(quorum),
       command_timeout_(command_timeout),
       self_(std::make_shared<ReleaseNotifier*>(this)) {}
 
-ReleaseNotifier::~ReleaseNotifier() { close(); }
+ReleaseNotifier::~ReleaseNotifier() {
+  close();
+}
 
 void ReleaseNotifier::connect() {
   if (!subscribers_.empty() || closed_) return;
@@ -71,19 +73,20 @@ void ReleaseNotifier::wait_for_turn(WaiterId id) {
 void ReleaseNotifier::subscribe(std::size_t node, const std::string& name, bool count_for_ready) {
   const std::array<std::string_view, 2> argv{"SUBSCRIBE", name};
   std::weak_ptr<ReleaseNotifier*> weak = self_;
-  subscribers_[node]->command(argv, command_timeout_, [weak, name, count_for_ready](const net::ReplyView& view) {
-    if (!count_for_ready) return;
-    auto self = weak.lock();
-    if (!self) return;
-    auto it = (*self)->channels_.find(name);
-    if (it == (*self)->channels_.end()) return;
-    if (view.error) {
-      ++it->second.failed;
-    } else {
-      ++it->second.confirmed;
-    }
-    (*self)->settle(it->second);
-  });
+  subscribers_[node]->command(argv, command_timeout_,
+                              [weak, name, count_for_ready](const net::ReplyView& view) {
+                                if (!count_for_ready) return;
+                                auto self = weak.lock();
+                                if (!self) return;
+                                auto it = (*self)->channels_.find(name);
+                                if (it == (*self)->channels_.end()) return;
+                                if (view.error) {
+                                  ++it->second.failed;
+                                } else {
+                                  ++it->second.confirmed;
+                                }
+                                (*self)->settle(it->second);
+                              });
 }
 
 void ReleaseNotifier::settle(Channel& channel) {
@@ -137,11 +140,13 @@ void ReleaseNotifier::unwatch(WaiterId id, bool acquired) {
   if (it == channels_.end()) return;
   const auto passed_to = it->second.queue.leave(id, acquired);
   it->second.on_woken.erase(id);
-  if (!it->second.queue.empty() || !it->second.waiting_for_ready.empty()) return wake(name, passed_to);
+  if (!it->second.queue.empty() || !it->second.waiting_for_ready.empty())
+    return wake(name, passed_to);
   channels_.erase(it);
   if (closed_) return;
   const std::array<std::string_view, 2> argv{"UNSUBSCRIBE", name};
-  for (auto& subscriber : subscribers_) subscriber->command(argv, command_timeout_, [](const net::ReplyView&) {});
+  for (auto& subscriber : subscribers_)
+    subscriber->command(argv, command_timeout_, [](const net::ReplyView&) {});
 }
 
 void ReleaseNotifier::on_message(const redisReply* message) {

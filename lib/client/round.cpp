@@ -32,7 +32,8 @@ struct RoundState {
     outcome.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - sent_at[index]);
     if (reply.status == NodeStatus::cancelled) result.cancelled = true;
     const auto decision = quorum.record(static_cast<int>(index), rule(reply.status), reply.token);
-    const bool settled = wait_for_all ? quorum.pending() == 0 : decision != core::Decision::undecided;
+    const bool settled =
+        wait_for_all ? quorum.pending() == 0 : decision != core::Decision::undecided;
     if (settled) report(now);
   }
 
@@ -95,8 +96,8 @@ std::optional<std::chrono::milliseconds> RoundResult::single_holder_ttl() const 
 }
 
 std::string RoundResult::summary(const char* verb) const {
-  std::string text = std::to_string(grants) + " of " + std::to_string(outcomes.size()) +
-                     " nodes " + verb + " (quorum " + std::to_string(quorum) + ")";
+  std::string text = std::to_string(grants) + " of " + std::to_string(outcomes.size()) + " nodes " +
+                     verb + " (quorum " + std::to_string(quorum) + ")";
   for (const auto& outcome : outcomes) {
     if (outcome.status == NodeStatus::granted) continue;
     text += "; ";
@@ -109,8 +110,8 @@ void run_round(Engine& engine, SendToNode send, VoteRule rule,
                std::function<void(RoundResult)> decided, int quorum, bool wait_for_all) {
   auto& nodes = engine.nodes();
   const int n = static_cast<int>(nodes.size());
-  auto state = std::make_shared<RoundState>(n, quorum == 0 ? engine.quorum() : quorum, rule,
-                                            wait_for_all);
+  auto state =
+      std::make_shared<RoundState>(n, quorum == 0 ? engine.quorum() : quorum, rule, wait_for_all);
   state->decided = std::move(decided);
   state->result.quorum = state->quorum.quorum();
   state->result.start = core::Clock::now();

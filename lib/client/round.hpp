@@ -54,7 +54,6 @@ using SendToNode = std::function<void(Node& node, NodeCallback done)>;
 /// on the loop thread, never from inside this call. `quorum` 0 = the engine's quorum;
 /// `wait_for_all` decides only when every node answered (status queries).
 void run_round(Engine& engine, SendToNode send, VoteRule rule,
-               std::function<void(RoundResult)> decided, int quorum = 0,
-               bool wait_for_all = false);
+               std::function<void(RoundResult)> decided, int quorum = 0, bool wait_for_all = false);
 
 }  // namespace redlock::detail

@@ -1,8 +1,8 @@
 // The redlock error category, and the words used for node outcomes.
 
-#include <redlock/error.hpp>
-
 #include <string>
+
+#include <redlock/error.hpp>
 
 namespace redlock {
 namespace {
@@ -12,21 +12,36 @@ class Category final : public std::error_category {
   const char* name() const noexcept override { return "redlock"; }
   std::string message(int code) const override {
     switch (static_cast<errc>(code)) {
-      case errc::conflict: return "lock held by another owner";
-      case errc::quorum_unreachable: return "quorum unreachable";
-      case errc::validity_expired: return "quorum reached too late: no validity left";
-      case errc::timeout: return "timed out";
-      case errc::cancelled: return "cancelled: client closed";
-      case errc::invalid_argument: return "invalid argument";
-      case errc::connection_error: return "connection error";
-      case errc::protocol_error: return "protocol error";
-      case errc::auth_error: return "authentication failed";
-      case errc::redis_error: return "redis error";
-      case errc::not_held: return "lock not held";
-      case errc::lock_lost: return "lock lost";
-      case errc::stale_token: return "stale fencing token";
-      case errc::overloaded: return "too many pending commands";
-      case errc::tls_error: return "TLS error";
+      case errc::conflict:
+        return "lock held by another owner";
+      case errc::quorum_unreachable:
+        return "quorum unreachable";
+      case errc::validity_expired:
+        return "quorum reached too late: no validity left";
+      case errc::timeout:
+        return "timed out";
+      case errc::cancelled:
+        return "cancelled: client closed";
+      case errc::invalid_argument:
+        return "invalid argument";
+      case errc::connection_error:
+        return "connection error";
+      case errc::protocol_error:
+        return "protocol error";
+      case errc::auth_error:
+        return "authentication failed";
+      case errc::redis_error:
+        return "redis error";
+      case errc::not_held:
+        return "lock not held";
+      case errc::lock_lost:
+        return "lock lost";
+      case errc::stale_token:
+        return "stale fencing token";
+      case errc::overloaded:
+        return "too many pending commands";
+      case errc::tls_error:
+        return "TLS error";
     }
     return "unknown redlock error " + std::to_string(code);
   }
@@ -41,14 +56,22 @@ const std::error_category& category() noexcept {
 
 const char* to_string(NodeStatus status) noexcept {
   switch (status) {
-    case NodeStatus::pending: return "no answer";
-    case NodeStatus::granted: return "granted";
-    case NodeStatus::held: return "held by another";
-    case NodeStatus::not_held: return "not held";
-    case NodeStatus::timeout: return "timeout";
-    case NodeStatus::connection_error: return "connection error";
-    case NodeStatus::redis_error: return "redis error";
-    case NodeStatus::cancelled: return "cancelled";
+    case NodeStatus::pending:
+      return "no answer";
+    case NodeStatus::granted:
+      return "granted";
+    case NodeStatus::held:
+      return "held by another";
+    case NodeStatus::not_held:
+      return "not held";
+    case NodeStatus::timeout:
+      return "timeout";
+    case NodeStatus::connection_error:
+      return "connection error";
+    case NodeStatus::redis_error:
+      return "redis error";
+    case NodeStatus::cancelled:
+      return "cancelled";
   }
   return "unknown";
 }

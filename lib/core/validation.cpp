@@ -43,14 +43,18 @@ std::optional<std::string> check_options(const Options& options,
            std::to_string(majority) + ", " + std::to_string(n) + "] for " + std::to_string(n) +
            " nodes (below a majority two owners could hold the lock at once)";
   }
-  if (options.node_timeout.count() < 0) return "node_timeout: must be >= 0, got " + ms(options.node_timeout);
+  if (options.node_timeout.count() < 0)
+    return "node_timeout: must be >= 0, got " + ms(options.node_timeout);
   if (options.connect_timeout.count() <= 0)
     return "connect_timeout: must be > 0, got " + ms(options.connect_timeout);
   if (!(options.drift_factor >= 0.0 && options.drift_factor < 1.0))
     return "drift_factor: must be in [0, 1), got " + std::to_string(options.drift_factor);
-  if (options.drift_margin.count() < 0) return "drift_margin: must be >= 0, got " + ms(options.drift_margin);
-  if (options.retry_delay.count() < 0) return "retry_delay: must be >= 0, got " + ms(options.retry_delay);
-  if (options.retry_jitter.count() < 0) return "retry_jitter: must be >= 0, got " + ms(options.retry_jitter);
+  if (options.drift_margin.count() < 0)
+    return "drift_margin: must be >= 0, got " + ms(options.drift_margin);
+  if (options.retry_delay.count() < 0)
+    return "retry_delay: must be >= 0, got " + ms(options.retry_delay);
+  if (options.retry_jitter.count() < 0)
+    return "retry_jitter: must be >= 0, got " + ms(options.retry_jitter);
   if (options.reconnect_min.count() <= 0 || options.reconnect_max < options.reconnect_min)
     return "reconnect_min/reconnect_max: need 0 < min <= max, got " + ms(options.reconnect_min) +
            " and " + ms(options.reconnect_max);
@@ -83,7 +87,8 @@ std::optional<std::string> check_lock_options(const LockOptions& options,
                                               std::chrono::milliseconds configured_node_timeout) {
   if (auto problem = check_ttl(options.ttl, configured_node_timeout)) return problem;
   if (options.wait.count() < 0) return "wait: must be >= 0, got " + ms(options.wait);
-  if (options.max_attempts < 0) return "max_attempts: must be >= 0, got " + std::to_string(options.max_attempts);
+  if (options.max_attempts < 0)
+    return "max_attempts: must be >= 0, got " + std::to_string(options.max_attempts);
   if (options.extend_every.count() < 0)
     return "extend_every: must be >= 0, got " + ms(options.extend_every);
   if (options.auto_extend && options.extend_every >= options.ttl) {

@@ -5,7 +5,8 @@
 namespace redlock::core {
 
 std::chrono::microseconds drift(std::chrono::milliseconds ttl, const DriftPolicy& policy) {
-  const double proportional_us = std::ceil(static_cast<double>(ttl.count()) * 1000.0 * policy.factor);
+  const double proportional_us =
+      std::ceil(static_cast<double>(ttl.count()) * 1000.0 * policy.factor);
   return std::chrono::microseconds(static_cast<std::chrono::microseconds::rep>(proportional_us)) +
          policy.margin;
 }

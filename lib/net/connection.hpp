@@ -9,11 +9,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <redlock/options.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
+
+#include <redlock/options.hpp>
 
 #include "net/endpoint.hpp"
 

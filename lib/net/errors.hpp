@@ -3,10 +3,11 @@
 // replies become redlock::errc codes and words. Every detail names the node ("where":
 // host:port or the socket path) and the cause, so a log line needs no context.
 
-#include <redlock/error.hpp>
 #include <string>
 #include <string_view>
 #include <system_error>
+
+#include <redlock/error.hpp>
 
 namespace redlock::net {
 

@@ -79,7 +79,9 @@ void* create_integer(const redisReadTask* task, long long value) {
   return reply;
 }
 
-void* create_nil(const redisReadTask* task) { return create_object(task, REDIS_REPLY_NIL); }
+void* create_nil(const redisReadTask* task) {
+  return create_object(task, REDIS_REPLY_NIL);
+}
 
 redisReplyObjectFunctions bounded_functions = {create_string, create_array, create_integer,
                                                create_nil, freeReplyObject};

@@ -5,10 +5,11 @@
 // the network; the handshake runs on the loop, inside the Connection's connect deadline.
 
 #include <memory>
-#include <redlock/options.hpp>
-#include <redlock/result.hpp>
 #include <string>
 #include <string_view>
+
+#include <redlock/options.hpp>
+#include <redlock/result.hpp>
 
 #include "net/transport.hpp"
 

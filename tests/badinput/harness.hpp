@@ -4,9 +4,10 @@
 // sanitizer or valgrind builds, and the checks that make a row's guarantees concrete.
 
 #include <chrono>
-#include <redlock/redlock.hpp>
 #include <string>
 #include <vector>
+
+#include <redlock/redlock.hpp>
 
 #include "support/redis_server.hpp"
 

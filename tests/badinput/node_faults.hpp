@@ -6,9 +6,10 @@
 #include <functional>
 #include <memory>
 #include <ostream>
-#include <redlock/error.hpp>
 #include <string>
 #include <vector>
+
+#include <redlock/error.hpp>
 
 namespace redlock::badinput {
 

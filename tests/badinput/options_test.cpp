@@ -5,9 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <redlock/redlock.hpp>
 #include <ostream>
 #include <stdexcept>
+
+#include <redlock/redlock.hpp>
 
 #include "harness.hpp"
 
@@ -147,7 +148,9 @@ struct MalformedUrl {
 };
 
 // gtest would otherwise print the parameter as raw bytes, reading the strings' padding.
-void PrintTo(const MalformedUrl& row, std::ostream* out) { *out << '"' << row.url << '"'; }
+void PrintTo(const MalformedUrl& row, std::ostream* out) {
+  *out << '"' << row.url << '"';
+}
 
 class MalformedUrlTest : public ::testing::TestWithParam<MalformedUrl> {};
 

@@ -4,14 +4,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <redlock/redlock.hpp>
 #include <uv.h>
 
 #include <atomic>
 #include <chrono>
 #include <future>
 #include <thread>
+
+#include <redlock/redlock.hpp>
 
 #include "support/lock_nodes_fixture.hpp"
 
@@ -48,7 +48,8 @@ TEST_F(ClientTest, LockIsSetOnEveryNodeWithOurValue) {
   EXPECT_GE(count(lock->nodes(), NodeStatus::granted), 3);
   // The decision came at the third grant; the other two still applied the SET.
   for (std::size_t i = 0; i < 5; ++i) {
-    for (int tries = 0; get(i, "orders:1") != lock->value() && tries < 100; ++tries) std::this_thread::sleep_for(1ms);
+    for (int tries = 0; get(i, "orders:1") != lock->value() && tries < 100; ++tries)
+      std::this_thread::sleep_for(1ms);
     EXPECT_EQ(get(i, "orders:1"), lock->value()) << "node " << i;
     EXPECT_GT(cluster()[i].command({"PTTL", "orders:1"}).integer, 9'000);
   }
@@ -61,12 +62,14 @@ TEST_F(ClientTest, HeldLockIsAConflictThatNamesTheHolderOnEachNode) {
   ASSERT_TRUE(lock);
   // Wait until all five nodes hold it, so the conflict below is decided on three.
   for (std::size_t i = 0; i < 5; ++i) {
-    for (int tries = 0; get(i, "orders:2") != lock->value() && tries < 100; ++tries) std::this_thread::sleep_for(1ms);
+    for (int tries = 0; get(i, "orders:2") != lock->value() && tries < 100; ++tries)
+      std::this_thread::sleep_for(1ms);
   }
   auto second = other->try_lock("orders:2", 10s);
   ASSERT_FALSE(second);
   EXPECT_EQ(second.error(), errc::conflict);
-  EXPECT_THAT(second.error().message(), HasSubstr("lock \"orders:2\" not acquired: 0 of 5 nodes granted (quorum 3)"));
+  EXPECT_THAT(second.error().message(),
+              HasSubstr("lock \"orders:2\" not acquired: 0 of 5 nodes granted (quorum 3)"));
   EXPECT_THAT(second.error().message(), HasSubstr("held by another (ttl "));
   EXPECT_GE(count(second.error().nodes(), NodeStatus::held), 3);
   for (const auto& node : second.error().nodes()) {
@@ -142,7 +145,8 @@ TEST_F(ClientTest, ThreeOfFiveKilledIsQuorumUnreachableWithoutWaitingForTimeouts
   }
   EXPECT_THAT(lock.error().message(), HasSubstr("of 5 nodes granted (quorum 3)"));
   // Nothing leaked on the nodes that were up.
-  for (int tries = 0; tries < 200 && (get(0, "orders:4") != "(nil)" || get(3, "orders:4") != "(nil)"); ++tries) {
+  for (int tries = 0;
+       tries < 200 && (get(0, "orders:4") != "(nil)" || get(3, "orders:4") != "(nil)"); ++tries) {
     std::this_thread::sleep_for(5ms);
   }
   EXPECT_EQ(get(0, "orders:4"), "(nil)");
@@ -205,7 +209,8 @@ TEST_F(ClientTest, ExpiredHolderCannotDeleteOrExtendANewerHoldersLock) {
   (void)first->unlock();
 
   for (std::size_t i = 0; i < 5; ++i) {
-    for (int tries = 0; get(i, "orders:7") != second->value() && tries < 100; ++tries) std::this_thread::sleep_for(1ms);
+    for (int tries = 0; get(i, "orders:7") != second->value() && tries < 100; ++tries)
+      std::this_thread::sleep_for(1ms);
     EXPECT_EQ(get(i, "orders:7"), second->value()) << "node " << i;
   }
   EXPECT_GT(second->validity(), 9s);
@@ -218,7 +223,8 @@ TEST_F(ClientTest, ExtendMovesTheTtlAndNeverResurrects) {
   ASSERT_TRUE(lock->extend(20s));
   EXPECT_GT(lock->validity(), 19s);
   for (std::size_t i = 0; i < 5; ++i) {
-    for (int tries = 0; cluster()[i].command({"PTTL", "orders:8"}).integer < 2'000 && tries < 100; ++tries) {
+    for (int tries = 0; cluster()[i].command({"PTTL", "orders:8"}).integer < 2'000 && tries < 100;
+         ++tries) {
       std::this_thread::sleep_for(1ms);
     }
     EXPECT_GT(cluster()[i].command({"PTTL", "orders:8"}).integer, 19'000) << "node " << i;
@@ -248,7 +254,8 @@ TEST_F(ClientTest, UnlockDeletesEverywhereAndTwiceIsHarmless) {
   EXPECT_EQ(lock->validity(), 0ms);
   ASSERT_TRUE(lock->unlock());
   for (std::size_t i = 0; i < 5; ++i) {
-    for (int tries = 0; get(i, "orders:10") != "(nil)" && tries < 100; ++tries) std::this_thread::sleep_for(1ms);
+    for (int tries = 0; get(i, "orders:10") != "(nil)" && tries < 100; ++tries)
+      std::this_thread::sleep_for(1ms);
     EXPECT_EQ(get(i, "orders:10"), "(nil)");
   }
   // Free again at once.
@@ -305,7 +312,8 @@ TEST_F(ClientTest, CloseRightAfterUnlockStillReleasesOnEveryNode) {
       ASSERT_TRUE(lock->unlock());
     }
     auto loser = Client::create(options());
-    for (std::size_t i : {0u, 1u, 2u}) cluster()[i].command({"SET", key + ":held", "foreign", "PX", "30000"});
+    for (std::size_t i : {0u, 1u, 2u})
+      cluster()[i].command({"SET", key + ":held", "foreign", "PX", "30000"});
     EXPECT_FALSE(loser->try_lock(key + ":held", 30s));  // partial grants on nodes 3 and 4
     client->close();
     loser->close();
@@ -320,7 +328,10 @@ TEST_F(ClientTest, CloseRightAfterUnlockStillReleasesOnEveryNode) {
 
 TEST_F(ClientTest, DestructorReleases) {
   auto client = Client::create(options());
-  { auto lock = client->try_lock("orders:11", 30s); ASSERT_TRUE(lock); }
+  {
+    auto lock = client->try_lock("orders:11", 30s);
+    ASSERT_TRUE(lock);
+  }
   auto again = client->try_lock("orders:11", 30s);
   EXPECT_TRUE(again) << again.error().message();
 }
@@ -328,13 +339,15 @@ TEST_F(ClientTest, DestructorReleases) {
 TEST_F(ClientTest, FailedAttemptReleasesItsPartialGrants) {
   // A foreign holder on three nodes: our attempt is granted on the other two, fails,
   // and must not leave its value behind there.
-  for (std::size_t i : {0u, 1u, 2u}) cluster()[i].command({"SET", "orders:12", "foreign", "PX", "30000"});
+  for (std::size_t i : {0u, 1u, 2u})
+    cluster()[i].command({"SET", "orders:12", "foreign", "PX", "30000"});
   auto client = Client::create(options());
   auto lock = client->try_lock("orders:12", 10s);
   ASSERT_FALSE(lock);
   EXPECT_EQ(lock.error(), errc::conflict);
   for (std::size_t i : {3u, 4u}) {
-    for (int tries = 0; get(i, "orders:12") != "(nil)" && tries < 200; ++tries) std::this_thread::sleep_for(5ms);
+    for (int tries = 0; get(i, "orders:12") != "(nil)" && tries < 200; ++tries)
+      std::this_thread::sleep_for(5ms);
     EXPECT_EQ(get(i, "orders:12"), "(nil)") << "node " << i;
   }
   for (std::size_t i : {0u, 1u, 2u}) EXPECT_EQ(get(i, "orders:12"), "foreign");
@@ -374,7 +387,8 @@ TEST_F(ClientTest, WaiterIsWokenByTheReleaseNotPolling) {
   ASSERT_TRUE(holder->unlock());
   auto [code, acquired_at] = waiter.get();
   ASSERT_EQ(code, std::error_code());
-  const auto handoff = std::chrono::duration_cast<std::chrono::milliseconds>(acquired_at - released_at);
+  const auto handoff =
+      std::chrono::duration_cast<std::chrono::milliseconds>(acquired_at - released_at);
   std::printf("handoff after release: %lld ms\n", static_cast<long long>(handoff.count()));
   EXPECT_LT(handoff, 3s) << "the waiter polled instead of being notified";
 }
@@ -386,7 +400,8 @@ TEST_F(ClientTest, WatchdogKeepsAShortLockAndStopsAtUnlock) {
   ASSERT_TRUE(lock);
   for (int i = 0; i < 6; ++i) {
     std::this_thread::sleep_for(300ms);
-    ASSERT_FALSE(other->try_lock("orders:20", 10s)) << "taken over after " << (i + 1) * 300 << " ms";
+    ASSERT_FALSE(other->try_lock("orders:20", 10s))
+        << "taken over after " << (i + 1) * 300 << " ms";
     EXPECT_GT(lock->validity(), 0ms);
     EXPECT_FALSE(lock->lost());
   }
@@ -397,7 +412,9 @@ TEST_F(ClientTest, WatchdogKeepsAShortLockAndStopsAtUnlock) {
 TEST_F(ClientTest, WatchdogReportsALostLockBeforeItsValidityEnds) {
   auto client = Client::create(options());
   std::promise<std::pair<std::error_code, Clock::time_point>> lost;
-  auto lock = client->lock("orders:21", {.ttl = 1500ms, .auto_extend = true, .extend_every = 200ms,
+  auto lock = client->lock("orders:21", {.ttl = 1500ms,
+                                         .auto_extend = true,
+                                         .extend_every = 200ms,
                                          .on_lost = [&](const Error& error) {
                                            lost.set_value({error.code(), Clock::now()});
                                          }});
@@ -483,7 +500,8 @@ TEST_F(ClientTest, RunsOnTheCallersLoop) {
     auto lock = client->try_lock("orders:22", 10s);
     ASSERT_TRUE(lock) << lock.error().message();
     std::promise<std::error_code> async_done;
-    client->lock_async("orders:23", {.ttl = 10s}, [&](Result<Lock> result) { async_done.set_value(result.code()); });
+    client->lock_async("orders:23", {.ttl = 10s},
+                       [&](Result<Lock> result) { async_done.set_value(result.code()); });
     EXPECT_EQ(async_done.get_future().get(), std::error_code());
     EXPECT_TRUE(lock->unlock());
   }
@@ -522,7 +540,8 @@ TEST_F(ClientTest, BadInputIsAClearErrorAndSendsNothing) {
   EXPECT_EQ(client->try_lock("", 10s).code(), make_error_code(errc::invalid_argument));
   EXPECT_EQ(client->try_lock(std::string(64 * 1024 + 1, 'k'), 10s).code(),
             make_error_code(errc::invalid_argument));
-  EXPECT_EQ(client->lock("k", {.ttl = 10s, .wait = -1s}).code(), make_error_code(errc::invalid_argument));
+  EXPECT_EQ(client->lock("k", {.ttl = 10s, .wait = -1s}).code(),
+            make_error_code(errc::invalid_argument));
   for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(cluster()[i].command({"DBSIZE"}).integer, 0);
 }
 

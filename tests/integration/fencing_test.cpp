@@ -5,10 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <redlock/redlock.hpp>
-
 #include <cstring>
 #include <thread>
+
+#include <redlock/redlock.hpp>
 
 #include "client/test_hooks.hpp"
 #include "support/lock_nodes_fixture.hpp"
@@ -73,7 +73,6 @@ class FencingTest : public test::LockNodesTest {
     cluster()[1].resume();
     return {token_a, token_b};
   }
-
 };
 
 TEST_F(FencingTest, ThousandSequentialHoldersFromThreeClientsGetStrictlyIncreasingTokens) {
@@ -81,7 +80,8 @@ TEST_F(FencingTest, ThousandSequentialHoldersFromThreeClientsGetStrictlyIncreasi
   for (int i = 0; i < 3; ++i) clients.push_back(Client::create(options()));
   std::uint64_t previous = 0;
   for (int i = 0; i < 1000; ++i) {
-    auto lock = clients[static_cast<std::size_t>(i % 3)]->lock("ledger", {.ttl = 5s, .fencing = true});
+    auto lock =
+        clients[static_cast<std::size_t>(i % 3)]->lock("ledger", {.ttl = 5s, .fencing = true});
     ASSERT_TRUE(lock) << lock.error().message();
     const auto token = lock->fencing_token();
     ASSERT_TRUE(token);

@@ -9,11 +9,12 @@
 #include <cstdio>
 #include <future>
 #include <initializer_list>
-#include <redlock/redlock.hpp>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include <redlock/redlock.hpp>
 
 #include "support/lock_nodes_fixture.hpp"
 

@@ -5,10 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <redlock/redlock.hpp>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <redlock/redlock.hpp>
 
 #include "lock_user_rule.hpp"
 #include "support/redis_server.hpp"

@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include <redlock/options.hpp>
-
 #include <chrono>
 #include <string>
+
+#include <redlock/options.hpp>
 
 #include "support/redis_server.hpp"
 

@@ -12,9 +12,10 @@
 #include <future>
 #include <map>
 #include <memory>
-#include <redlock/redlock.hpp>
 #include <string>
 #include <thread>
+
+#include <redlock/redlock.hpp>
 
 #include "client/engine.hpp"
 #include "client/node.hpp"

@@ -2,13 +2,13 @@
 // order that matters: "acquired iff grants >= quorum", and the decision fires at the
 // first reply that settles it.
 
+#include "core/quorum.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <array>
 #include <numeric>
-
-#include "core/quorum.hpp"
 
 namespace redlock::core {
 namespace {
@@ -30,11 +30,12 @@ Vote vote_of(Reply reply) {
 
 // Replays `replies` in the order `order` and returns the decision and the number of
 // replies it took to reach it.
-std::pair<Decision, int> replay(const std::array<Reply, 5>& replies, const std::array<int, 5>& order,
-                                int quorum, QuorumRound& round) {
+std::pair<Decision, int> replay(const std::array<Reply, 5>& replies,
+                                const std::array<int, 5>& order, int quorum, QuorumRound& round) {
   for (int step = 0; step < 5; ++step) {
     const int node = order[static_cast<std::size_t>(step)];
-    if (round.record(node, vote_of(replies[static_cast<std::size_t>(node)])) != Decision::undecided) {
+    if (round.record(node, vote_of(replies[static_cast<std::size_t>(node)])) !=
+        Decision::undecided) {
       return {round.decision(), step + 1};
     }
   }
@@ -44,10 +45,12 @@ std::pair<Decision, int> replay(const std::array<Reply, 5>& replies, const std::
 
 // The earliest step at which an oracle that knows only the replies seen so far could
 // tell the outcome.
-int settling_step(const std::array<Reply, 5>& replies, const std::array<int, 5>& order, int quorum) {
+int settling_step(const std::array<Reply, 5>& replies, const std::array<int, 5>& order,
+                  int quorum) {
   int grants = 0;
   for (int step = 0; step < 5; ++step) {
-    if (replies[static_cast<std::size_t>(order[static_cast<std::size_t>(step)])] == Reply::granted) ++grants;
+    if (replies[static_cast<std::size_t>(order[static_cast<std::size_t>(step)])] == Reply::granted)
+      ++grants;
     const int pending = 4 - step;
     if (grants >= quorum || grants + pending < quorum) return step + 1;
   }
@@ -68,19 +71,20 @@ TEST(QuorumRound, EveryAssignmentOfFiveNodesDecidesAcquiredIffGrantsReachQuorum)
       }
       // Arrival orders: the natural one, the reverse, and a rotation, so that the early
       // decision is checked at different positions.
-      const std::array<std::array<int, 5>, 3> orders{{{0, 1, 2, 3, 4}, {4, 3, 2, 1, 0}, {2, 4, 1, 3, 0}}};
+      const std::array<std::array<int, 5>, 3> orders{
+          {{0, 1, 2, 3, 4}, {4, 3, 2, 1, 0}, {2, 4, 1, 3, 0}}};
       for (const auto& order : orders) {
         QuorumRound round(5, quorum);
         auto [decision, replies_needed] = replay(replies, order, quorum, round);
-        ASSERT_EQ(decision == Decision::reached, grants >= quorum) << "case " << code << " quorum " << quorum;
+        ASSERT_EQ(decision == Decision::reached, grants >= quorum)
+            << "case " << code << " quorum " << quorum;
         ASSERT_NE(decision, Decision::undecided);
         ASSERT_EQ(replies_needed, settling_step(replies, order, quorum))
             << "case " << code << ": decided later (or earlier) than the first settling reply";
         if (decision == Decision::impossible) {
           // Contention only when other holders alone rule a quorum out; when failed
           // nodes made the difference it is infrastructure trouble.
-          ASSERT_EQ(round.failure_kind() == FailureKind::contention,
-                    round.refusals() > 5 - quorum)
+          ASSERT_EQ(round.failure_kind() == FailureKind::contention, round.refusals() > 5 - quorum)
               << "case " << code;
         }
         ++cases;

@@ -2,11 +2,11 @@
 // wait deadline and the attempt limit, and sleeping until a holder's key can expire when
 // release notifications will wake the waiter earlier.
 
+#include "core/retry.hpp"
+
 #include <gtest/gtest.h>
 
 #include <deque>
-
-#include "core/retry.hpp"
 
 namespace redlock::core {
 namespace {

@@ -1,12 +1,13 @@
 // Input checks: each bad input is refused with a message naming the field and value.
 
+#include "core/validation.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "core/lock_value.hpp"
-#include "core/validation.hpp"
 
 namespace redlock::core {
 namespace {
@@ -20,7 +21,9 @@ Options five_nodes() {
   return options;
 }
 
-std::vector<std::string> ids(const Options& options) { return options.nodes; }
+std::vector<std::string> ids(const Options& options) {
+  return options.nodes;
+}
 
 TEST(Validation, DefaultsPass) {
   auto options = five_nodes();
@@ -71,14 +74,16 @@ TEST(Validation, DriftAndTimeouts) {
 TEST(Validation, Keys) {
   EXPECT_THAT(check_key("", 10).value_or(""), HasSubstr("must not be empty"));
   EXPECT_EQ(check_key("0123456789", 10), std::nullopt);
-  EXPECT_THAT(check_key("0123456789a", 10).value_or(""), HasSubstr("11 bytes is longer than max_key_bytes (10)"));
+  EXPECT_THAT(check_key("0123456789a", 10).value_or(""),
+              HasSubstr("11 bytes is longer than max_key_bytes (10)"));
   EXPECT_EQ(check_key(std::string("a\0b", 3), 10), std::nullopt);  // binary keys are fine
 }
 
 TEST(Validation, TtlMustOutliveTwoNodeTimeouts) {
   EXPECT_THAT(check_ttl(0ms, 0ms).value_or(""), HasSubstr("must be > 0"));
   EXPECT_THAT(check_ttl(-5ms, 0ms).value_or(""), HasSubstr("must be > 0"));
-  EXPECT_THAT(check_ttl(100ms, 50ms).value_or(""), HasSubstr("longer than 2 x node_timeout (50 ms)"));
+  EXPECT_THAT(check_ttl(100ms, 50ms).value_or(""),
+              HasSubstr("longer than 2 x node_timeout (50 ms)"));
   EXPECT_EQ(check_ttl(101ms, 50ms), std::nullopt);
   // Default node timeout: min(50 ms, ttl / 10) -> any ttl above 2 ms passes.
   EXPECT_EQ(check_ttl(10ms, 0ms), std::nullopt);

@@ -1,9 +1,9 @@
 // Validity = ttl - elapsed - (ttl * drift_factor + margin), on the monotonic clock, and
 // never rounded in the caller's favour.
 
-#include <gtest/gtest.h>
-
 #include "core/validity.hpp"
+
+#include <gtest/gtest.h>
 
 namespace redlock::core {
 namespace {

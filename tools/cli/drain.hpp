@@ -8,8 +8,9 @@
 // right after such a round can leave its value on a minority of nodes for a whole TTL,
 // where it makes the next acquisition need every other node.
 
-#include <redlock/client.hpp>
 #include <string_view>
+
+#include <redlock/client.hpp>
 
 namespace redlock::cli {
 

@@ -2,8 +2,9 @@
 // The exit codes of `redlock`, which scripts branch on, and how library errors map
 // onto them.
 
-#include <redlock/error.hpp>
 #include <stdexcept>
+
+#include <redlock/error.hpp>
 
 namespace redlock::cli {
 

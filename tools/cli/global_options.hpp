@@ -5,8 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <memory>
-#include <redlock/client.hpp>
 #include <string>
+
+#include <redlock/client.hpp>
 
 namespace redlock::cli {
 

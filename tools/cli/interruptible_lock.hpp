@@ -4,8 +4,9 @@
 // would make `redlock run --wait 10m` deaf to Ctrl-C for ten minutes.
 
 #include <optional>
-#include <redlock/client.hpp>
 #include <string_view>
+
+#include <redlock/client.hpp>
 
 #include "signal_watch.hpp"
 

@@ -4,6 +4,7 @@
 
 #include <mutex>
 #include <optional>
+
 #include <redlock/error.hpp>
 
 #include "wakeup.hpp"

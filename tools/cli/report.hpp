@@ -2,8 +2,9 @@
 // Everything `redlock` says on stderr: one line per problem, each prefixed "redlock: ",
 // so that cron mail and CI logs show which program complained.
 
-#include <redlock/error.hpp>
 #include <string_view>
+
+#include <redlock/error.hpp>
 
 namespace redlock::cli {
 

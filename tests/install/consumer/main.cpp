@@ -1,10 +1,10 @@
 // Links against the installed redlock and exercises a code path that needs no
 // server: option validation must reject an empty node list with an exception that
 // says what is wrong.
-#include <redlock/redlock.hpp>
-
 #include <cstdio>
 #include <stdexcept>
+
+#include <redlock/redlock.hpp>
 
 int main() {
   redlock::Options options;  // no nodes
@@ -18,6 +18,7 @@ int main() {
 
   // The error category is part of the archive, not only of the headers.
   auto code = redlock::make_error_code(redlock::errc::conflict);
-  std::printf("ok: %s error %d: %s\n", code.category().name(), code.value(), code.message().c_str());
+  std::printf("ok: %s error %d: %s\n", code.category().name(), code.value(),
+              code.message().c_str());
   return 0;
 }
