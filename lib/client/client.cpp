@@ -3,6 +3,7 @@
 #include "client/engine.hpp"
 #include "client/operations.hpp"
 #include "client/sync_call.hpp"
+#include "client/user_callback.hpp"
 #include "core/validation.hpp"
 
 namespace redlock {
@@ -55,7 +56,8 @@ Result<Lock> Client::try_lock(std::string_view key, milliseconds ttl) {
 Result<Lock> Client::lock(std::string_view key, const LockOptions& options) {
   if (auto problem = core::check_key(key, engine_->options().max_key_bytes))
     return invalid("lock", *problem);
-  if (auto problem = core::check_lock_options(options, engine_->options().node_timeout)) {
+  if (auto problem =
+          core::check_lock_options(options, engine_->options().node_timeout, engine_->drift())) {
     return invalid("lock", *problem);
   }
   auto acquired = detail::call_sync<std::shared_ptr<detail::LockState>>(
@@ -67,15 +69,20 @@ Result<Lock> Client::lock(std::string_view key, const LockOptions& options) {
 }
 
 void Client::lock_async(std::string_view key, LockOptions options, LockCallback callback) {
+  // Nothing to report to: nothing is acquired (documented in the header).
+  if (!callback) return;
   auto shared_callback = std::make_shared<LockCallback>(std::move(callback));
   auto deliver = [shared_callback](Result<std::shared_ptr<detail::LockState>> acquired) {
-    if (!acquired) return (*shared_callback)(std::move(acquired).error());
-    (*shared_callback)(Lock(std::move(*acquired)));
+    if (!acquired)
+      return detail::call_user("lock_async", *shared_callback, std::move(acquired).error());
+    // A callback that throws has dropped the Lock by then, which releases it.
+    detail::call_user("lock_async", *shared_callback, Lock(std::move(*acquired)));
   };
   std::optional<Error> problem;
   if (auto text = core::check_key(key, engine_->options().max_key_bytes)) {
     problem = invalid("lock", *text);
-  } else if (auto text = core::check_lock_options(options, engine_->options().node_timeout)) {
+  } else if (auto text = core::check_lock_options(options, engine_->options().node_timeout,
+                                                  engine_->drift())) {
     problem = invalid("lock", *text);
   }
   const bool posted = engine_->post([engine = engine_, key = std::string(key),

@@ -4,6 +4,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "client/timer.hpp"
 #include "core/validation.hpp"
 #include "net/endpoint.hpp"
 
@@ -69,7 +70,9 @@ void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
                      const NodeFactory& factory) {
   connection_options_ = connections;
   auto make_all = [&] {
-    for (const auto& connection : connections) nodes_.push_back(factory(loop(), connection));
+    for (const auto& connection : connections) {
+      state_->nodes.push_back(factory(loop(), connection));
+    }
   };
   if (options_.loop != nullptr) {
     // The caller's loop: constructed on its thread or before it runs (documented).
@@ -93,71 +96,84 @@ std::chrono::milliseconds Engine::node_timeout(std::chrono::milliseconds ttl) co
 }
 
 void Engine::track(const std::shared_ptr<Cancellable>& operation) {
-  if (nodes_closed_) {
+  if (state_->closing) {
     operation->cancel();
     return;
   }
-  waiting_.emplace(operation.get(), operation);
+  state_->waiting.emplace(operation.get(), operation);
 }
 
 ReleaseNotifier& Engine::notifier() {
-  if (!notifier_) {
+  if (!state_->notifier) {
     // A SUBSCRIBE is answered at once by a live node; a generous deadline keeps a slow
     // one in the quorum of confirmations.
     const auto timeout = std::max(options_.node_timeout, std::chrono::milliseconds(250));
-    notifier_ = std::make_unique<ReleaseNotifier>(loop(), connection_options_, quorum_, timeout);
-    if (nodes_closed_) notifier_->close();
+    state_->notifier =
+        std::make_unique<ReleaseNotifier>(loop(), connection_options_, quorum_, timeout);
+    if (state_->nodes_closed) state_->notifier->close();
   }
-  return *notifier_;
+  return *state_->notifier;
 }
 
 void Engine::untrack(const Cancellable* operation) {
-  waiting_.erase(operation);
+  state_->waiting.erase(operation);
 }
 
 NodeCallback Engine::count_release(NodeCallback done) {
-  ++releases_in_flight_;
-  return [this, done = std::move(done)](NodeReply reply) {
-    // The engine outlives its nodes' callbacks: they all run before close() returns.
-    if (--releases_in_flight_ == 0 && on_releases_landed_) {
-      auto landed = std::move(on_releases_landed_);
-      on_releases_landed_ = nullptr;
-      landed();
+  ++state_->releases_in_flight;
+  // The state, not the engine: a release may land after the engine is gone.
+  return [state = state_, done = std::move(done)](NodeReply reply) {
+    if (--state->releases_in_flight == 0 && state->on_releases_landed) {
+      std::exchange(state->on_releases_landed, nullptr)();
     }
     done(std::move(reply));
   };
 }
 
+void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
+                       std::chrono::milliseconds grace, std::function<void()> done) {
+  state->closing = true;
+  // Cancelling may complete user callbacks that drop the last reference to an operation,
+  // so the registry is emptied first.
+  auto waiting = std::move(state->waiting);
+  state->waiting.clear();
+  for (auto& [raw, operation] : waiting) operation->cancel();
+
+  // Releases already sent (an unlock just before close(), in the same callback or from
+  // another thread) get up to one node deadline to land before the connections close
+  // under them. Nothing waits when none is outstanding.
+  auto timer = std::make_shared<Timer*>(nullptr);
+  auto close_nodes = [state, timer, done = std::move(done)] {
+    if (state->nodes_closed) return;
+    state->nodes_closed = true;
+    state->on_releases_landed = nullptr;
+    if (*timer != nullptr) std::exchange(*timer, nullptr)->close();
+    for (auto& node : state->nodes) node->close();
+    if (state->notifier) state->notifier->close();
+    done();
+  };
+  if (state->releases_in_flight == 0) return close_nodes();
+  *timer = Timer::create(loop);
+  (*timer)->start(grace, close_nodes);
+  // The last release lands inside its node's reply callback, where the node must not be
+  // closed: the nodes close on the next loop turn.
+  state->on_releases_landed = [timer, close_nodes] {
+    if (*timer != nullptr) (*timer)->start(std::chrono::milliseconds(0), close_nodes);
+  };
+}
+
 void Engine::close() {
-  if (closed_.exchange(true)) {
-    loop_.stop(nullptr);  // waits for a stop begun on another thread
-    return;
-  }
-  if (!loop_.on_loop_thread()) {
-    // Releases still on the wire get at most one node deadline to land before the
-    // connections close under them. Nothing waits when none is outstanding.
-    auto landed = std::make_shared<std::promise<void>>();
-    auto future = landed->get_future();
-    const bool posted = loop_.post([this, landed] {
-      if (releases_in_flight_ == 0 || nodes_closed_) return landed->set_value();
-      on_releases_landed_ = [landed] { landed->set_value(); };
+  const auto grace =
+      (options_.node_timeout.count() > 0 ? options_.node_timeout : std::chrono::milliseconds(50)) +
+      std::chrono::milliseconds(50);
+  if (!closed_.exchange(true)) {
+    loop_.stop([state = state_, loop = loop(), grace](std::function<void()> closed) {
+      shut_down(state, loop, grace, std::move(closed));
     });
-    const auto limit = (options_.node_timeout.count() > 0 ? options_.node_timeout
-                                                          : std::chrono::milliseconds(50)) +
-                       std::chrono::milliseconds(50);
-    if (posted) future.wait_for(limit);
   }
-  loop_.stop([this] {
-    on_releases_landed_ = nullptr;
-    nodes_closed_ = true;
-    // Cancelling may complete user callbacks that drop the last reference to an
-    // operation, so the registry is emptied first.
-    auto waiting = std::move(waiting_);
-    waiting_.clear();
-    for (auto& [raw, operation] : waiting) operation->cancel();
-    for (auto& node : nodes_) node->close();
-    if (notifier_) notifier_->close();
-  });
+  // Every caller on another thread returns only once the shutdown is complete, however
+  // many call at once; the loop thread and a caller's loop never wait (see the header).
+  loop_.wait_finished();
 }
 
 }  // namespace redlock::detail

@@ -49,8 +49,15 @@ class Engine : public std::enable_shared_from_this<Engine> {
   /// dropped; the caller reports errc::cancelled).
   bool post(std::function<void()> task) { return loop_.post(std::move(task)); }
   bool on_loop_thread() const noexcept { return loop_.on_loop_thread(); }
-  /// Cancels waiting operations, closes every node (their pending calls fail with
-  /// cancelled), and stops the loop thread. Idempotent.
+  /// Shuts the engine down, on the loop: no new operation starts (posts fail, waiting
+  /// operations and watchdogs are cancelled, rounds that finish now count as cancelled and
+  /// release what they got), releases already sent get up to one node deadline to land,
+  /// then every node closes (their pending calls fail with cancelled) and the loop's
+  /// handles close. Idempotent and safe from several threads at once.
+  /// Own loop: a caller on another thread returns once the loop thread has finished; a
+  /// second caller waits for the first. On the loop thread, or with the caller's loop
+  /// (Options::loop), it returns at once and the shutdown completes on the loop's next
+  /// turns, so it can never wait for a loop that is not running.
   void close();
 
   int quorum() const noexcept { return quorum_; }
@@ -66,24 +73,40 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   // --- loop thread only -----------------------------------------------------------------
 
-  /// False once close() began: no node may be used any more.
-  bool open() const noexcept { return !nodes_closed_; }
-  std::vector<std::unique_ptr<Node>>& nodes() noexcept { return nodes_; }
+  /// False once the nodes closed: nothing can be sent any more.
+  bool open() const noexcept { return !state_->nodes_closed; }
+  /// False once the shutdown began: no acquisition or extension may start (releases
+  /// still go out while open()).
+  bool accepting() const noexcept { return !state_->closing; }
+  std::vector<std::unique_ptr<Node>>& nodes() noexcept { return state_->nodes; }
   uv_loop_s* loop() const noexcept { return loop_.loop(); }
   void track(const std::shared_ptr<Cancellable>& operation);
-  /// Wraps the callback of a release sent to a node, so that close() can give releases
-  /// still on the wire a moment to land: a process that unlocks and exits at once must
-  /// not leave its value on the nodes that had not answered yet.
+  /// Wraps the callback of a release sent to a node, so that the shutdown can give
+  /// releases still on the wire a moment to land: a process that unlocks and exits at
+  /// once must not leave its value on the nodes that had not answered yet.
   NodeCallback count_release(NodeCallback done);
   /// The release notifications (subscriber connections open on first use).
   ReleaseNotifier& notifier();
   /// The notifier if some lock() ever waited, else null (nobody to tell).
-  ReleaseNotifier* notifier_if_started() noexcept { return notifier_.get(); }
+  ReleaseNotifier* notifier_if_started() noexcept { return state_->notifier.get(); }
   void untrack(const Cancellable* operation);
 
   Engine(Options options, std::vector<std::string> node_names, int quorum);
 
  private:
+  /// What the loop's callbacks touch. Shared with the shutdown, which may still be running
+  /// on the loop after the Engine is gone (the caller's loop, or a close() from a callback).
+  struct LoopState {
+    bool closing = false;
+    bool nodes_closed = false;
+    std::vector<std::unique_ptr<Node>> nodes;
+    int releases_in_flight = 0;
+    std::function<void()> on_releases_landed;
+    std::unique_ptr<ReleaseNotifier> notifier;
+    std::unordered_map<const Cancellable*, std::shared_ptr<Cancellable>> waiting;
+  };
+  static void shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
+                        std::chrono::milliseconds grace, std::function<void()> done);
   void connect(const std::vector<net::ConnectionOptions>& connections, const NodeFactory& factory);
 
   const Options options_;
@@ -91,14 +114,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   const int quorum_;
   core::RandomSource random_;
   std::atomic<bool> closed_{false};
-  // Loop-thread state.
-  bool nodes_closed_ = false;
-  std::vector<std::unique_ptr<Node>> nodes_;
-  int releases_in_flight_ = 0;
-  std::function<void()> on_releases_landed_;
   std::vector<net::ConnectionOptions> connection_options_;
-  std::unique_ptr<ReleaseNotifier> notifier_;
-  std::unordered_map<const Cancellable*, std::shared_ptr<Cancellable>> waiting_;
+  std::shared_ptr<LoopState> state_ = std::make_shared<LoopState>();
   // Declared last so it is destroyed first: its thread must be gone before the state
   // above that the loop's callbacks touch.
   LoopThread loop_;

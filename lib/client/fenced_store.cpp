@@ -37,7 +37,11 @@ class FencedStoreImpl {
 
   ~FencedStoreImpl() {
     // The connection is a loop-thread object: closed there, pending calls cancelled.
-    loop_.stop([this] { connection_.reset(); });
+    loop_.stop([this](std::function<void()> closed) {
+      connection_.reset();
+      closed();
+    });
+    loop_.wait_finished();
   }
 
   /// Runs `submit(connection, reply)` on the loop; `convert` turns the reply (on the
@@ -108,6 +112,15 @@ Result<void> FencedStore::write(std::string_view resource, std::uint64_t token,
   if (resource.empty() || key.empty()) {
     return Error(make_error_code(errc::invalid_argument),
                  "FencedStore::write: resource and key must not be empty");
+  }
+  // Tokens start at 1, so 0 is never one a lock handed out (a caller passing an
+  // unfenced lock's empty token as 0); and the store's script compares them as Lua
+  // numbers, exact up to 2^53.
+  if (token == 0 || token > (std::uint64_t{1} << 53)) {
+    return Error(make_error_code(errc::invalid_argument),
+                 "FencedStore::write: token " + std::to_string(token) +
+                     " was never issued (tokens are 1 to 2^53; was the lock taken without "
+                     "fencing?)");
   }
   auto* impl = impl_.get();
   auto outcome = impl->call<std::int64_t>(

@@ -1,9 +1,11 @@
 #include <redlock/lock.hpp>
 
 #include "client/engine.hpp"
+#include "client/lock_extension.hpp"
 #include "client/lock_state.hpp"
 #include "client/operations.hpp"
 #include "client/sync_call.hpp"
+#include "client/user_callback.hpp"
 #include "client/watchdog.hpp"
 #include "core/validation.hpp"
 
@@ -17,22 +19,25 @@ namespace {
 const std::string empty_string;
 const std::vector<NodeOutcome> no_outcomes;
 
-Error not_owned_error(const LockState* state, std::string_view action) {
-  if (state == nullptr) {
-    return Error(make_error_code(errc::not_held),
-                 std::string(action) + ": this Lock was moved from");
-  }
-  return Error(make_error_code(errc::not_held), std::string(action) + " " +
-                                                    detail::quote_key(state->resource) +
-                                                    ": the lock was already unlocked");
+Error moved_from_error(std::string_view action) {
+  return Error(make_error_code(errc::not_held), std::string(action) + ": this Lock was moved from");
 }
 
-/// The release of unlock() and of the destructor: stops the watchdog and deletes our
-/// value everywhere.
+/// The release of unlock(), unlock_async() and the destructor: stops the watchdog and
+/// deletes our value everywhere. Owner-checked and idempotent, so a release that was not
+/// confirmed may be sent again.
 void start_unlock(const std::shared_ptr<LockState>& state, detail::ReleaseDone done) {
   detail::stop_watchdog(*state);
   detail::start_release(state->engine, state->resource, state->value,
-                        state->engine->node_timeout(state->ttl), std::move(done));
+                        state->engine->node_timeout(state->ttl()),
+                        [state, done = std::move(done)](Result<detail::Released> released) {
+                          if (released) state->release = detail::ReleaseState::confirmed;
+                          done(std::move(released));
+                        });
+}
+
+bool release_confirmed(const std::shared_ptr<LockState>& state) {
+  return !state || state->release.load() == detail::ReleaseState::confirmed;
 }
 
 }  // namespace
@@ -50,7 +55,10 @@ Lock& Lock::operator=(Lock&& other) noexcept {
 }
 
 Lock::~Lock() {
-  if (!state_ || state_->released.exchange(true)) return;
+  // A release that was requested but not confirmed is sent once more: it is idempotent,
+  // and the last chance to free the nodes before the TTL does.
+  if (release_confirmed(state_)) return;
+  state_->release = detail::ReleaseState::requested;
   auto& engine = *state_->engine;
   if (engine.on_loop_thread()) {
     // Destroyed inside a callback: cannot wait here, the release proceeds on its own.
@@ -59,7 +67,7 @@ Lock::~Lock() {
   }
   // Bounded: every node answers or times out within node_timeout; the margin covers
   // the hop to the loop thread. Whatever happens, the destructor does not throw.
-  const auto limit = engine.node_timeout(state_->ttl) * 2 + milliseconds(100);
+  const auto limit = engine.node_timeout(state_->ttl()) * 2 + milliseconds(100);
   (void)detail::call_sync_for<detail::Released>(
       engine, "unlock", [state = state_](auto deliver) { start_unlock(state, std::move(deliver)); },
       limit);
@@ -77,7 +85,7 @@ std::chrono::steady_clock::time_point Lock::valid_until() const noexcept {
 }
 
 milliseconds Lock::validity() const noexcept {
-  if (!state_ || state_->released || state_->lost) return milliseconds(0);
+  if (!state_ || state_->released() || state_->lost) return milliseconds(0);
   const auto left = core::validity_left(state_->valid_until(), core::Clock::now());
   return left.count() > 0 ? left : milliseconds(0);
 }
@@ -94,61 +102,46 @@ bool Lock::lost() const noexcept {
   return state_ && state_->lost;
 }
 bool Lock::owned() const noexcept {
-  return state_ && !state_->released;
+  return state_ && !state_->released();
 }
 
 Result<void> Lock::extend(milliseconds ttl) {
-  if (!state_ || state_->released) return not_owned_error(state_.get(), "extend");
+  if (!state_) return moved_from_error("extend");
   auto& engine = *state_->engine;
   if (auto problem = core::check_ttl(ttl, engine.options().node_timeout)) {
     return Error(make_error_code(errc::invalid_argument), "extend: " + *problem);
   }
-  const auto key = detail::quote_key(state_->resource);
-  if (state_->lost) {
-    return Error(make_error_code(errc::lock_lost),
-                 "extend " + key + ": the watchdog lost this lock");
-  }
-  const auto now = core::Clock::now();
-  if (state_->valid_until() <= now) {
-    // Our value may still sit on some nodes, but the validity the caller was promised is
-    // over: extending now could revive a lock someone else was entitled to take.
-    return Error(make_error_code(errc::not_held),
-                 "extend " + key + ": the lock expired " +
-                     std::to_string(-core::validity_left(state_->valid_until(), now).count()) +
-                     " ms ago; an expired lock is never extended");
-  }
   auto extended = detail::call_sync<core::Clock::time_point>(
-      engine, "extend", [state = state_, ttl](auto deliver) {
-        detail::start_extend(state->engine, state->resource, state->value, ttl, std::move(deliver));
-      });
+      engine, "extend",
+      [state = state_, ttl](auto deliver) { detail::extend_lock(state, ttl, std::move(deliver)); });
   if (!extended) return std::move(extended).error();
-  state_->set_valid_until(*extended);
   return {};
 }
 
 void Lock::unlock_async(std::function<void(Result<void>)> done) {
-  if (!state_ || state_->released.exchange(true)) return done({});
-  auto deliver = [done](Result<detail::Released> released) mutable {
-    if (!released) return done(std::move(released).error());
-    done({});
+  auto deliver = [done = std::move(done)](Result<detail::Released> released) mutable {
+    if (!done) return;
+    if (!released) return detail::call_user("unlock_async", done, std::move(released).error());
+    detail::call_user("unlock_async", done, Result<void>());
   };
+  if (release_confirmed(state_)) return deliver(detail::Released{});
+  state_->release = detail::ReleaseState::requested;
   auto& engine = *state_->engine;
   if (engine.on_loop_thread()) return start_unlock(state_, std::move(deliver));
-  auto shared_done = std::make_shared<detail::ReleaseDone>(std::move(deliver));
-  const bool posted =
-      engine.post([state = state_, shared_done] { start_unlock(state, std::move(*shared_done)); });
+  auto shared_deliver = std::make_shared<detail::ReleaseDone>(std::move(deliver));
+  const bool posted = engine.post(
+      [state = state_, shared_deliver] { start_unlock(state, std::move(*shared_deliver)); });
   if (!posted) {
-    (*shared_done)(detail::cancelled_error("unlock " + detail::quote_key(state_->resource)));
+    (*shared_deliver)(detail::cancelled_error("unlock " + detail::quote_key(state_->resource)));
   }
 }
 
 Result<void> Lock::unlock() {
-  if (!state_ || state_->released.exchange(true)) return {};
-  if (state_->engine->on_loop_thread()) {
-    // Inside a callback nothing may wait; the release is on its way to every node.
-    start_unlock(state_, [](Result<detail::Released>) {});
-    return {};
-  }
+  if (release_confirmed(state_)) return {};
+  // Like extend(): on the loop thread nothing may wait, so the call is refused and changes
+  // nothing (unlock_async() or the destructor release from there).
+  if (state_->engine->on_loop_thread()) return detail::loop_thread_error("unlock");
+  state_->release = detail::ReleaseState::requested;
   auto released = detail::call_sync<detail::Released>(
       *state_->engine, "unlock",
       [state = state_](auto deliver) { start_unlock(state, std::move(deliver)); });

@@ -1,11 +1,12 @@
 #pragma once
-// The shared state behind a redlock::Lock. The watchdog (on the loop thread) and the
-// owner's thread both read and move the validity, so it and the flags are atomics;
-// everything else is fixed at acquisition.
+// The shared state behind a redlock::Lock. The owner's thread reads the validity and the
+// flags while the loop thread moves them, so those are atomics; the rest is either fixed
+// at acquisition or touched only on the loop thread.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -21,28 +22,58 @@ namespace redlock::detail {
 class Engine;
 class Watchdog;
 
+/// How far a release of the lock got.
+enum class ReleaseState : int {
+  held = 0,       ///< unlock() was never called
+  requested = 1,  ///< unlock() was called; no quorum confirmed the release (yet)
+  confirmed = 2,  ///< a quorum no longer holds our value
+};
+
 struct LockState {
   std::shared_ptr<Engine> engine;
   std::string resource;
   std::string value;
   std::optional<std::uint64_t> token;
   std::vector<NodeOutcome> nodes;
-  std::chrono::milliseconds ttl{0};
+
+  /// The TTL every extension uses, manual or the watchdog's: the last one a quorum
+  /// confirmed. One TTL for both, or the watchdog would shrink what a manual extend set
+  /// while validity() still promised the longer one.
+  std::atomic<std::chrono::milliseconds::rep> ttl_ms{0};
+  /// The watchdog's interval as the caller set it; 0 = a third of the current TTL.
+  std::chrono::milliseconds extend_every{0};
 
   std::atomic<core::Clock::rep> valid_until_ticks{0};
-  /// unlock() was called (or the Lock was destroyed): never extend again.
-  std::atomic<bool> released{false};
+  std::atomic<ReleaseState> release{ReleaseState::held};
   /// The watchdog could not keep a quorum.
   std::atomic<bool> lost{false};
 
-  /// Loop thread only: the auto-extension, if any.
+  // --- loop thread only -----------------------------------------------------------------
+  /// The auto-extension, if any.
   std::shared_ptr<Watchdog> watchdog;
+  /// Extension rounds of one lock run one at a time (lock_extension.hpp); these wait.
+  bool extending = false;
+  std::deque<std::function<void()>> queued_extensions;
 
+  std::chrono::milliseconds ttl() const noexcept {
+    return std::chrono::milliseconds(ttl_ms.load());
+  }
+  void set_ttl(std::chrono::milliseconds ttl) noexcept { ttl_ms.store(ttl.count()); }
+  /// unlock() was called (or the Lock destroyed): never extend again.
+  bool released() const noexcept { return release.load() != ReleaseState::held; }
   core::Clock::time_point valid_until() const noexcept {
     return core::Clock::time_point(core::Clock::duration(valid_until_ticks.load()));
   }
   void set_valid_until(core::Clock::time_point when) noexcept {
     valid_until_ticks.store(when.time_since_epoch().count());
+  }
+  /// Only ever lowers the validity: what a round that may have shortened the key's TTL on
+  /// some nodes leaves of it.
+  void cap_valid_until(core::Clock::time_point when) noexcept {
+    auto current = valid_until_ticks.load();
+    const auto capped = when.time_since_epoch().count();
+    while (capped < current && !valid_until_ticks.compare_exchange_weak(current, capped)) {
+    }
   }
 };
 

@@ -4,17 +4,20 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <future>
 
 namespace redlock::detail {
 
 struct LoopThread::Shared {
   std::mutex mutex;
   std::vector<std::function<void()>> tasks;  // guarded by mutex
-  bool stopping = false;                     // guarded by mutex
+  // Set (under mutex) by the first stop(). From then on nobody but stop() itself sends
+  // to the wakeup handle, so it can be closed without a send racing the close.
+  bool stopping = false;
   uv_async_t wakeup{};
   std::atomic<std::thread::id> loop_thread_id{};
   std::unique_ptr<uv_loop_t> own_loop;
+  std::promise<void> finished;
+  std::shared_future<void> finished_future = finished.get_future().share();
   // Keeps this object alive while the wakeup handle is open.
   std::shared_ptr<Shared> self_while_open;
 };
@@ -31,13 +34,12 @@ namespace {
 LoopThread::LoopThread(uv_loop_s* external) : shared_(std::make_shared<Shared>()) {
   if (external == nullptr) {
     shared_->own_loop = std::make_unique<uv_loop_t>();
-    if (int status = uv_loop_init(shared_->own_loop.get()); status < 0)
+    if (int status = uv_loop_init(shared_->own_loop.get()); status < 0) {
       fail("uv_loop_init", status);
+    }
     loop_ = shared_->own_loop.get();
     own_loop_ = true;
   } else {
-    // The caller's loop thread is known once the loop runs our first task (drain);
-    // the thread that constructs us need not be the one that runs the loop.
     loop_ = external;
   }
   shared_->wakeup.data = shared_.get();
@@ -54,7 +56,12 @@ LoopThread::LoopThread(uv_loop_s* external) : shared_(std::make_shared<Shared>()
         // A handle is still open: a bug, but leaking the loop beats crashing.
         (void)shared->own_loop.release();
       }
+      shared->finished.set_value();
     });
+  } else {
+    // The caller's loop thread is whichever thread runs the loop: it drains this wakeup
+    // in the loop's first iteration and is known from then on.
+    uv_async_send(&shared_->wakeup);
   }
 }
 
@@ -69,11 +76,10 @@ LoopThread::~LoopThread() {
 }
 
 bool LoopThread::post(std::function<void()> task) {
-  {
-    std::lock_guard lock(shared_->mutex);
-    if (shared_->stopping) return false;
-    shared_->tasks.push_back(std::move(task));
-  }
+  std::lock_guard lock(shared_->mutex);
+  if (shared_->stopping) return false;
+  shared_->tasks.push_back(std::move(task));
+  // Under the mutex: stop() cannot close the handle between the push and the send.
   uv_async_send(&shared_->wakeup);
   return true;
 }
@@ -93,51 +99,35 @@ void LoopThread::drain(uv_async_s* handle) {
   for (auto& task : tasks) task();
 }
 
-void LoopThread::stop(std::function<void()> last) {
-  auto finish = [shared = shared_, last = std::move(last)]() mutable {
-    if (last) last();
-    // Tasks that slipped in between the stop flag and this point still run: their
-    // owners expect exactly one call.
-    std::vector<std::function<void()>> rest;
-    {
-      std::lock_guard lock(shared->mutex);
-      rest.swap(shared->tasks);
-    }
-    for (auto& task : rest) task();
-    uv_close(reinterpret_cast<uv_handle_t*>(&shared->wakeup), [](uv_handle_t* handle) {
-      auto* self = static_cast<Shared*>(handle->data);
-      self->self_while_open.reset();  // may free *self
-    });
-  };
-
-  bool first_stop = false;
-  {
-    std::lock_guard lock(shared_->mutex);
-    if (!shared_->stopping) {
-      shared_->stopping = true;
-      first_stop = true;
-    }
-  }
-  if (first_stop) {
-    if (on_loop_thread()) {
-      finish();
-    } else {
-      std::promise<void> done;
-      auto done_future = done.get_future();
+bool LoopThread::stop(std::function<void(std::function<void()> closed)> last) {
+  std::lock_guard lock(shared_->mutex);
+  if (shared_->stopping) return false;
+  shared_->stopping = true;
+  shared_->tasks.push_back([shared = shared_, last = std::move(last)]() mutable {
+    last([shared] {
+      // Tasks queued after this one (none can be posted once stopping) would be lost;
+      // their owners expect exactly one call, so any left still run.
+      std::vector<std::function<void()>> rest;
       {
-        std::lock_guard lock(shared_->mutex);
-        shared_->tasks.push_back([&finish, &done] {
-          finish();
-          done.set_value();
-        });
+        std::lock_guard lock(shared->mutex);
+        rest.swap(shared->tasks);
       }
-      uv_async_send(&shared_->wakeup);
-      done_future.wait();
-    }
-  }
-  if (own_loop_ && thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) {
-    thread_.join();
-  }
+      for (auto& task : rest) task();
+      uv_close(reinterpret_cast<uv_handle_t*>(&shared->wakeup), [](uv_handle_t* handle) {
+        auto* self = static_cast<Shared*>(handle->data);
+        if (!self->own_loop) self->finished.set_value();
+        self->self_while_open.reset();  // may free *self
+      });
+    });
+  });
+  uv_async_send(&shared_->wakeup);
+  return true;
+}
+
+void LoopThread::wait_finished() {
+  if (!own_loop_ || on_loop_thread()) return;
+  auto finished = shared_->finished_future;  // a copy per waiting thread
+  finished.wait();
 }
 
 }  // namespace redlock::detail

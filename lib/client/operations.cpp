@@ -51,14 +51,40 @@ std::string elapsed_ms(Clock::time_point since, Clock::time_point now) {
 /// in time, or answered after the decision; a node that reported another holder did
 /// not. The release is not awaited: a caller that gives up does not wait for it, and a
 /// retry is queued behind it on each node's connection, so it reaches every node first.
+///
+/// An attempt that reached a quorum (and failed afterwards: no validity left, the fencing
+/// write-back failed, the client began closing) was, for that moment, the holder other
+/// clients' waiters saw; its release is announced so they do not sleep until its TTL
+/// would have ended. Split votes stay unannounced (node.hpp, Announce).
 void release_leftovers(Engine& engine, const std::string& key, const std::string& value,
                        const RoundResult& round, milliseconds timeout) {
   if (!engine.open()) return;
   auto& nodes = engine.nodes();
+  const auto announce = round.reached() ? Announce::yes : Announce::no;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (round.outcomes[i].status == NodeStatus::held) continue;
-    nodes[i]->release(key, value, Announce::no, timeout, engine.count_release([](NodeReply) {}));
+    nodes[i]->release(key, value, announce, timeout, engine.count_release([](NodeReply) {}));
   }
+}
+
+/// A deadline `wait` after `start`, saturated: milliseconds::max() waits without end.
+Clock::time_point wait_deadline(Clock::time_point start, milliseconds wait) {
+  if (wait >= std::chrono::duration_cast<milliseconds>(Clock::time_point::max() - start)) {
+    return Clock::time_point::max();
+  }
+  return start + wait;
+}
+
+/// The error of a failed round, with the round's summary and, when no node answered at
+/// all, the likeliest cause.
+Error round_error(errc code, std::string what, const RoundResult& round, const char* verb,
+                  milliseconds node_timeout) {
+  auto message = std::move(what) + round.summary(verb);
+  if (round.no_node_answered()) {
+    message += "; no node answered within " + std::to_string(node_timeout.count()) +
+               " ms: is node_timeout below the round trip to the nodes?";
+  }
+  return Error(make_error_code(code), std::move(message), round.outcomes);
 }
 
 class AcquireOperation final : public Cancellable,
@@ -73,7 +99,7 @@ class AcquireOperation final : public Cancellable,
         started_(Clock::now()),
         schedule_({engine_->options().retry_delay, engine_->options().retry_jitter,
                    options_.max_attempts},
-                  started_ + options_.wait, engine_->random()),
+                  wait_deadline(started_, options_.wait), engine_->random()),
         node_timeout_(engine_->node_timeout(options_.ttl)) {}
 
   void start() {
@@ -102,7 +128,7 @@ class AcquireOperation final : public Cancellable,
   // A release was announced and this waiter's turn came (it is idle: its last attempt
   // failed). It holds the wake until its attempt ends; giving up instead passes it on.
   void on_woken() {
-    if (finished_ || !engine_->open()) return;
+    if (finished_ || !engine_->accepting()) return;
     // No attempt starts after the deadline (the timer's last one is due at it).
     const auto now = Clock::now();
     if (now >= schedule_.deadline() && last_error_) return give_up(std::move(*last_error_), now);
@@ -116,7 +142,7 @@ class AcquireOperation final : public Cancellable,
     // the oldest of them, and an attempt now would only race it and lose (one script
     // call per node for nothing at each handoff of a hot key). So this one queues behind
     // them, woken in its turn, its retry timer still running in case no wake comes.
-    if (engine_->open() && engine_->notifier().others_waiting_before(*watch_id_)) {
+    if (engine_->accepting() && engine_->notifier().others_waiting_before(*watch_id_)) {
       engine_->notifier().wait_for_turn(*watch_id_);
       const auto now = Clock::now();
       if (auto next = schedule_.next_attempt(0, now)) {
@@ -130,6 +156,7 @@ class AcquireOperation final : public Cancellable,
   }
 
   void attempt() {
+    if (!engine_->accepting()) return finish(cancelled_error("lock " + quote_key(key_)));
     ++attempts_;
     if (watch_id_) engine_->notifier().attempt_started(*watch_id_);
     auto value = core::new_lock_value();
@@ -151,9 +178,14 @@ class AcquireOperation final : public Cancellable,
     if (!round.reached()) {
       const auto code = round.failure == core::FailureKind::unreachable ? errc::quorum_unreachable
                                                                         : errc::conflict;
-      auto message = "lock " + quote_key(key_) + " not acquired: " + round.summary("granted");
-      return attempt_failed(Error(make_error_code(code), std::move(message), round.outcomes), value,
-                            round);
+      return attempt_failed(round_error(code, "lock " + quote_key(key_) + " not acquired: ", round,
+                                        "granted", node_timeout_),
+                            value, round);
+    }
+    if (!engine_->accepting()) {
+      // The client began closing while this round was out: the lock is not handed to a
+      // caller of a closed client, and what the round got is released.
+      return attempt_failed(cancelled_error("lock " + quote_key(key_)), value, round);
     }
     if (options_.fencing && !test_hooks::skip_fencing_write_back) {
       return write_back_token(std::move(round), std::move(value));
@@ -215,19 +247,16 @@ class AcquireOperation final : public Cancellable,
     state->value = std::move(value);
     state->token = token;
     state->nodes = std::move(round.outcomes);
-    state->ttl = options_.ttl;
+    state->set_ttl(options_.ttl);
+    state->extend_every = options_.extend_every;
     state->set_valid_until(valid_until);
-    if (options_.auto_extend) {
-      start_watchdog(state,
-                     options_.extend_every.count() > 0 ? options_.extend_every : options_.ttl / 3,
-                     options_.on_lost);
-    }
+    if (options_.auto_extend) start_watchdog(state, options_.on_lost);
     finish(std::move(state));
   }
 
   void attempt_failed(Error error, const std::string& value, const RoundResult& round) {
     release_leftovers(*engine_, key_, value, round, node_timeout_);
-    if (!engine_->open()) return finish(cancelled_error("lock " + quote_key(key_)));
+    if (!engine_->accepting()) return finish(cancelled_error("lock " + quote_key(key_)));
     const auto now = Clock::now();
     std::optional<Clock::time_point> next;
     if (timer_) {
@@ -242,7 +271,11 @@ class AcquireOperation final : public Cancellable,
         // Subscribed: sleep until a single holder's key can expire; the release
         // announcement wakes us sooner. A split vote between contenders gets the
         // ordinary jittered delay.
-        next = schedule_.next_attempt(attempts_, now, watch_id_ ? holder_ttl : std::nullopt);
+        std::optional<milliseconds> sleep = watch_id_ ? holder_ttl : std::nullopt;
+        if (sleep && !engine_->notifier().others_waiting_before(*watch_id_)) {
+          sleep = std::min(*sleep, recheck_interval(round));
+        }
+        next = schedule_.next_attempt(attempts_, now, sleep);
       }
     }
     if (!next) return give_up(std::move(error), now);
@@ -250,6 +283,26 @@ class AcquireOperation final : public Cancellable,
     timer_->start(std::chrono::ceil<milliseconds>(*next - now), [self = shared_from_this()] {
       if (!self->finished_) self->attempt();
     });
+  }
+
+  // Holders that never announce their release (other Redlock libraries, a process whose
+  // key was deleted by hand) would otherwise keep this client's waiters asleep until the
+  // holder's key could expire. So the head waiter of the key (the others queue behind it)
+  // looks again after retry_delay while it sees a new holder each time (holders that come
+  // and go without a word), and backs off, doubling up to a second, while the same holder
+  // stays (a long hold costs a few commands, not a stream of them). An announced release
+  // still wakes it at once.
+  milliseconds recheck_interval(const RoundResult& round) {
+    constexpr milliseconds longest_recheck{1000};
+    const auto shortest = std::max(engine_->options().retry_delay, milliseconds(1));
+    const std::string holder = round.single_holder();
+    if (holder == last_holder_seen_) {
+      recheck_ = std::min(std::max(recheck_ * 2, shortest), std::max(longest_recheck, shortest));
+    } else {
+      recheck_ = shortest;
+      last_holder_seen_ = holder;
+    }
+    return recheck_;
   }
 
   void give_up(Error error, Clock::time_point now) {
@@ -287,6 +340,8 @@ class AcquireOperation final : public Cancellable,
   std::optional<ReleaseNotifier::WaiterId> watch_id_;
   int attempts_ = 0;
   std::optional<Error> last_error_;  // of the last failed attempt, while waiting for the next
+  std::string last_holder_seen_;     // the holder the last failed attempt saw, if one
+  milliseconds recheck_{0};
   bool finished_ = false;
 };
 
@@ -301,6 +356,7 @@ void start_acquire(const std::shared_ptr<Engine>& engine, std::string key, LockO
 
 void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
                   milliseconds ttl, ExtendDone done) {
+  if (!engine->accepting()) return done(cancelled_error("extend " + quote_key(key)));
   const auto timeout = engine->node_timeout(ttl);
   run_round(
       *engine,
@@ -308,16 +364,15 @@ void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::s
         node.extend(key, value, ttl, timeout, std::move(reply));
       },
       vote_owner_action,
-      [engine, key, ttl, done = std::move(done)](RoundResult round) {
+      [engine, key, ttl, timeout, done = std::move(done)](RoundResult round) {
         if (round.cancelled && !engine->open())
           return done(cancelled_error("extend " + quote_key(key)));
         if (!round.reached()) {
           const auto code = round.failure == core::FailureKind::unreachable
                                 ? errc::quorum_unreachable
                                 : errc::not_held;
-          // The message is built before the outcomes are moved into the Error.
-          auto message = "extend " + quote_key(key) + " failed: " + round.summary("extended");
-          return done(Error(make_error_code(code), std::move(message), std::move(round.outcomes)));
+          return done(round_error(code, "extend " + quote_key(key) + " failed: ", round, "extended",
+                                  timeout));
         }
         const auto valid_until = core::valid_until(round.start, ttl, engine->drift());
         if (valid_until <= Clock::now()) {

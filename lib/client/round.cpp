@@ -95,6 +95,25 @@ std::optional<std::chrono::milliseconds> RoundResult::single_holder_ttl() const 
   return shortest;
 }
 
+std::string RoundResult::single_holder() const {
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == NodeStatus::held) return outcome.holder;
+  }
+  return {};
+}
+
+bool RoundResult::no_node_answered() const {
+  bool timed_out = false;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == NodeStatus::timeout) {
+      timed_out = true;
+    } else if (outcome.status != NodeStatus::pending) {
+      return false;
+    }
+  }
+  return timed_out;
+}
+
 std::string RoundResult::summary(const char* verb) const {
   std::string text = std::to_string(grants) + " of " + std::to_string(outcomes.size()) + " nodes " +
                      verb + " (quorum " + std::to_string(quorum) + ")";

@@ -39,6 +39,11 @@ struct RoundResult {
   /// When one other owner holds the key on at least a quorum of nodes (a real holder,
   /// not a split vote between contenders): the shortest remaining TTL among them.
   std::optional<std::chrono::milliseconds> single_holder_ttl() const;
+  /// The value of the first node that reported another holder ("" when none did).
+  std::string single_holder() const;
+  /// Every node timed out or had not answered when the round was decided: typical of a
+  /// node_timeout below the round trip.
+  bool no_node_answered() const;
   /// "2 of 5 nodes granted (quorum 3); <node>: held (ttl 912 ms); <node>: timeout (...)"
   std::string summary(const char* verb) const;
 };

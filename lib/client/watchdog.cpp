@@ -3,9 +3,11 @@
 #include <algorithm>
 
 #include "client/engine.hpp"
+#include "client/lock_extension.hpp"
 #include "client/lock_state.hpp"
-#include "client/operations.hpp"
 #include "client/timer.hpp"
+#include "client/user_callback.hpp"
+#include "core/validation.hpp"
 
 namespace redlock::detail {
 
@@ -14,17 +16,16 @@ using std::chrono::milliseconds;
 
 class Watchdog final : public Cancellable, public std::enable_shared_from_this<Watchdog> {
  public:
-  Watchdog(const std::shared_ptr<LockState>& lock, milliseconds interval,
-           std::function<void(const Error&)> on_lost)
+  Watchdog(const std::shared_ptr<LockState>& lock, std::function<void(const Error&)> on_lost)
       : engine_(lock->engine),
         lock_(lock),
-        interval_(interval),
         on_lost_(std::move(on_lost)),
         timer_(Timer::create(engine_->loop())) {}
 
   void start() {
     engine_->track(shared_from_this());
-    if (!stopped_) schedule(interval_);
+    if (stopped_) return;
+    if (auto lock = lock_.lock()) schedule_regular(*lock, Clock::now());
   }
 
   void cancel() override { stop(); }
@@ -38,60 +39,82 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
   }
 
  private:
-  void schedule(milliseconds delay) {
-    timer_->start(delay, [self = shared_from_this()] { self->tick(); });
+  milliseconds interval(const LockState& lock) const {
+    return lock.extend_every.count() > 0 ? lock.extend_every : lock.ttl() / 3;
+  }
+
+  milliseconds allowance(const LockState& lock) const {
+    return core::watchdog_round_allowance(engine_->node_timeout(lock.ttl()));
+  }
+
+  // The next regular tick: one interval after the last extension, but early enough that
+  // a failed round and one retry both fit before the validity ends.
+  void schedule_regular(const LockState& lock, Clock::time_point last_extended) {
+    const auto latest = lock.valid_until() - 2 * allowance(lock);
+    schedule_at(std::min(last_extended + interval(lock), latest));
+  }
+
+  void schedule_at(Clock::time_point when) {
+    const auto delay = std::chrono::ceil<milliseconds>(when - Clock::now());
+    timer_->start(std::max(delay, milliseconds(0)), [self = shared_from_this()] { self->tick(); });
   }
 
   void tick() {
-    auto lock = lock_.lock();
-    if (!lock || lock->released || lock->lost) return stop();
-    const auto round_started = Clock::now();
-    start_extend(engine_, lock->resource, lock->value, lock->ttl,
-                 [self = shared_from_this(), round_started](Result<Clock::time_point> extended) {
-                   self->on_extended(std::move(extended), round_started);
-                 });
-  }
-
-  void on_extended(Result<Clock::time_point> extended, Clock::time_point round_started) {
     if (stopped_) return;
     auto lock = lock_.lock();
-    if (!lock || lock->released) return stop();
-    if (extended) {
-      // Extensions only move validity forward; a slow round cannot shorten it.
-      if (*extended > lock->valid_until()) lock->set_valid_until(*extended);
-      return schedule(interval_);
+    if (!lock || lock->released() || lock->lost) return stop();
+    const auto now = Clock::now();
+    if (lock->valid_until() - now <= allowance(*lock)) {
+      // The loop was late (a stall) or the rounds kept failing: no round can be known to
+      // have succeeded before the validity ends, and extending after it would revive an
+      // expired lock.
+      return lose(*lock, "no time is left for an extension round before the validity ends", {});
     }
+    extend_lock(lock, lock->ttl(),
+                [self = shared_from_this(), started = now](Result<Clock::time_point> extended) {
+                  self->on_extended(std::move(extended), started);
+                });
+  }
+
+  void on_extended(Result<Clock::time_point> extended, Clock::time_point started) {
+    if (stopped_) return;
+    auto lock = lock_.lock();
+    if (!lock || lock->released()) return stop();
+    if (extended) return schedule_regular(*lock, started);
     const auto& error = extended.error();
     if (error == errc::cancelled) return stop();
     const auto now = Clock::now();
-    const auto left = std::chrono::floor<milliseconds>(lock->valid_until() - now);
-    // Another try needs one more round (at most a node_timeout) and must finish before
-    // validity ends; the round just made shows how long one takes.
-    const auto round_time = std::chrono::ceil<milliseconds>(now - round_started);
-    const auto needed = std::max(round_time, engine_->node_timeout(lock->ttl)) * 3;
-    if (error != errc::not_held && left > needed) {
-      return schedule(std::max(milliseconds(1), std::min(interval_, (left - needed) / 2)));
+    const auto left = lock->valid_until() - now;
+    const auto needed = allowance(*lock);
+    if (error == errc::not_held || error == errc::lock_lost || left <= needed) {
+      return lose(*lock, error.message(), error.nodes());
     }
-    lock->lost = true;
+    // Try again soon, while a round still fits: halfway to the last moment one can start.
+    const auto last_start = lock->valid_until() - needed;
+    schedule_at(now + std::min<Clock::duration>(interval(*lock), (last_start - now) / 2));
+  }
+
+  void lose(LockState& lock, const std::string& why, std::vector<NodeOutcome> nodes) {
+    lock.lost = true;
+    const auto left = core::validity_left(lock.valid_until(), Clock::now());
     Error lost(make_error_code(errc::lock_lost),
-               "lock " + quote_key(lock->resource) + " lost: " + error.message() + " (" +
+               "lock " + quote_key(lock.resource) + " lost: " + why + " (" +
                    std::to_string(std::max<long long>(left.count(), 0)) + " ms of validity left)",
-               error.nodes());
+               std::move(nodes));
     stop();
-    if (on_lost_) on_lost_(lost);
+    if (on_lost_) call_user("on_lost", on_lost_, lost);
   }
 
   std::shared_ptr<Engine> engine_;
   std::weak_ptr<LockState> lock_;
-  milliseconds interval_;
   std::function<void(const Error&)> on_lost_;
   Timer* timer_;  // owned; closed in stop()
   bool stopped_ = false;
 };
 
-void start_watchdog(const std::shared_ptr<LockState>& lock, milliseconds interval,
+void start_watchdog(const std::shared_ptr<LockState>& lock,
                     std::function<void(const Error&)> on_lost) {
-  auto watchdog = std::make_shared<Watchdog>(lock, interval, std::move(on_lost));
+  auto watchdog = std::make_shared<Watchdog>(lock, std::move(on_lost));
   lock->watchdog = watchdog;
   watchdog->start();
 }

@@ -75,6 +75,10 @@ std::optional<std::string> check_key(std::string_view key, std::size_t max_key_b
 std::optional<std::string> check_ttl(std::chrono::milliseconds ttl,
                                      std::chrono::milliseconds configured_node_timeout) {
   if (ttl.count() <= 0) return "ttl: must be > 0, got " + ms(ttl);
+  if (ttl > max_ttl) {
+    return "ttl: " + ms(ttl) + " is longer than the longest supported (" + ms(max_ttl) +
+           ", a year)";
+  }
   const auto node_timeout = effective_node_timeout(configured_node_timeout, ttl);
   if (ttl <= 2 * node_timeout) {
     return "ttl: " + ms(ttl) + " must be longer than 2 x node_timeout (" + ms(node_timeout) +
@@ -83,9 +87,19 @@ std::optional<std::string> check_ttl(std::chrono::milliseconds ttl,
   return std::nullopt;
 }
 
+std::chrono::milliseconds watchdog_round_allowance(
+    std::chrono::milliseconds node_timeout) noexcept {
+  return node_timeout + std::max(std::chrono::milliseconds(2), node_timeout / 10);
+}
+
 std::optional<std::string> check_lock_options(const LockOptions& options,
-                                              std::chrono::milliseconds configured_node_timeout) {
+                                              std::chrono::milliseconds configured_node_timeout,
+                                              const DriftPolicy& drift_policy) {
   if (auto problem = check_ttl(options.ttl, configured_node_timeout)) return problem;
+  if (options.on_lost && !options.auto_extend) {
+    return "on_lost: set without auto_extend; it would never be called (only the watchdog "
+           "of auto_extend can lose a lock)";
+  }
   if (options.wait.count() < 0) return "wait: must be >= 0, got " + ms(options.wait);
   if (options.max_attempts < 0)
     return "max_attempts: must be >= 0, got " + std::to_string(options.max_attempts);
@@ -94,6 +108,24 @@ std::optional<std::string> check_lock_options(const LockOptions& options,
   if (options.auto_extend && options.extend_every >= options.ttl) {
     return "extend_every: " + ms(options.extend_every) + " must be shorter than ttl (" +
            ms(options.ttl) + ")";
+  }
+  if (options.auto_extend) {
+    // After the slowest acquisition (every round up to node_timeout) the watchdog must
+    // still be able to run one round and learn of its failure before the validity ends,
+    // or on_lost could come too late.
+    const auto node_timeout = effective_node_timeout(configured_node_timeout, options.ttl);
+    const int rounds = options.fencing ? 2 : 1;
+    const auto usable = options.ttl - std::chrono::ceil<std::chrono::milliseconds>(
+                                          drift(options.ttl, drift_policy));
+    const auto needed = rounds * node_timeout + watchdog_round_allowance(node_timeout);
+    if (usable <= needed) {
+      return "ttl: " + ms(options.ttl) + " is too short for auto_extend with node_timeout " +
+             ms(node_timeout) + ": after " + std::to_string(rounds) +
+             " acquire round(s) of up to node_timeout and the drift allowance, no time would "
+             "be left to learn of a failed extension before the validity ends (needs ttl - "
+             "drift > " +
+             ms(needed) + "); use a longer ttl or a shorter node_timeout";
+    }
   }
   return std::nullopt;
 }

@@ -1,0 +1,314 @@
+// The exclusive lock at its edges: combinations of API calls (the watchdog with a manual
+// extend, close() from two threads, unlock after a failed unlock), durations at their
+// limits, callbacks that throw, and holders that never announce their release. Each test
+// asserts what the headers promise, against five real nodes.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <thread>
+
+#include <redlock/redlock.hpp>
+
+#include "support/lock_nodes_fixture.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+class LockEdgesTest : public test::LockNodesTest {
+ protected:
+  /// The longest time that a quorum (3 of 5) of the nodes still hold `value` for `key`:
+  /// the third largest PTTL among the nodes where the key holds `value`.
+  static std::chrono::milliseconds quorum_holds(const std::string& key, const std::string& value) {
+    std::vector<long long> ttls;
+    for (std::size_t i = 0; i < cluster().size(); ++i) {
+      auto reply = cluster()[i].command(
+          {"EVAL", "return {redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1])}", "1",
+           key});
+      if (reply.elements.size() == 2 && reply.elements[0].str == value) {
+        ttls.push_back(reply.elements[1].integer);
+      }
+    }
+    if (ttls.size() < 3) return 0ms;
+    std::sort(ttls.rbegin(), ttls.rend());
+    return std::chrono::milliseconds(ttls[2]);
+  }
+
+  /// Fails the whole process instead of hanging the suite when `future` never completes.
+  template <typename T>
+  static void must_finish(std::future<T>& future, std::chrono::milliseconds limit,
+                          const char* what) {
+    if (future.wait_for(limit) == std::future_status::ready) return;
+    std::fprintf(stderr, "FATAL: %s did not return within %lld ms (a hang)\n", what,
+                 static_cast<long long>(limit.count()));
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+};
+
+// The watchdog re-extends to the lock's TTL. After a manual extend to a longer TTL it must
+// extend to that one (or the nodes drop the key while validity() still reports the long
+// one): validity() may never exceed what a quorum of nodes holds.
+TEST_F(LockEdgesTest, ManualExtendAndWatchdogAgreeOnOneTtl) {
+  auto client = Client::create(options());
+  auto lock = client->lock("edges:1", {.ttl = 600ms, .auto_extend = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+  ASSERT_TRUE(lock->extend(5s));
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(250ms);  // across the watchdog's ticks (every 200 ms)
+    const auto validity = lock->validity();
+    const auto held = quorum_holds("edges:1", lock->value());
+    EXPECT_LE(validity, held) << "after " << (i + 1) * 250 << " ms validity() is "
+                              << validity.count() << " ms but a quorum holds the key only "
+                              << held.count() << " ms";
+  }
+  // And the other way: a shorter manual extend is what the watchdog keeps extending to.
+  ASSERT_TRUE(lock->extend(900ms));
+  std::this_thread::sleep_for(700ms);
+  EXPECT_LE(lock->validity(), quorum_holds("edges:1", lock->value()));
+  EXPECT_GT(lock->validity(), 0ms);
+  EXPECT_FALSE(lock->lost());
+}
+
+// close() is idempotent and callable from any thread, so two threads may call it at once;
+// both must return. The first waits for a release still on the wire (a paused node does not
+// answer it), which opens the window for the second.
+TEST_F(LockEdgesTest, CloseFromTwoThreadsAtOnceReturnsInBoth) {
+  auto client = Client::create(options(150ms));
+  auto lock = client->try_lock("edges:2", 10s);
+  ASSERT_TRUE(lock);
+  cluster()[0].pause();
+  lock->unlock_async([](Result<void>) {});
+  std::promise<void> first_done;
+  std::promise<void> second_done;
+  std::thread first([&] {
+    client->close();
+    first_done.set_value();
+  });
+  std::thread second([&] {
+    client->close();
+    second_done.set_value();
+  });
+  auto first_future = first_done.get_future();
+  auto second_future = second_done.get_future();
+  must_finish(first_future, 5s, "the first close()");
+  must_finish(second_future, 5s, "the second close()");
+  first.join();
+  second.join();
+  auto after = client->try_lock("edges:2", 10s);
+  ASSERT_FALSE(after);
+  EXPECT_EQ(after.error(), errc::cancelled);
+}
+
+// A close() on the loop thread right after unlock() in the same callback must still send
+// the release, not cancel it before it was written.
+TEST_F(LockEdgesTest, UnlockThenCloseInOneCallbackStillReleases) {
+  auto client = Client::create(options());
+  std::promise<std::string> value;
+  std::promise<std::error_code> sync_unlock;
+  client->lock_async("edges:3", {.ttl = 10s}, [&](Result<Lock> lock) {
+    if (!lock) return value.set_value("");
+    // A synchronous unlock() would wait for this very thread: refused, changing nothing,
+    // like extend().
+    sync_unlock.set_value(lock->unlock().code());
+    value.set_value(lock->value());
+    lock->unlock_async([](Result<void>) {});
+    client->close();
+  });
+  EXPECT_EQ(sync_unlock.get_future().get(), make_error_code(errc::invalid_argument));
+  auto future = value.get_future();
+  ASSERT_EQ(future.wait_for(5s), std::future_status::ready);
+  ASSERT_FALSE(future.get().empty());
+  std::this_thread::sleep_for(200ms);
+  for (std::size_t i = 0; i < cluster().size(); ++i) {
+    EXPECT_EQ(get(i, "edges:3"), "(nil)") << "node " << i << " kept the released lock";
+  }
+}
+
+// The watchdog must learn of a failed extension while validity is left, whatever
+// extend_every says: a round on silent nodes takes a whole node_timeout.
+TEST_F(LockEdgesTest, WatchdogReportsALossBeforeValidityEndsWithExtendEveryNearTtl) {
+  auto client = Client::create(options());
+  std::promise<Clock::time_point> lost_at;
+  auto lock = client->lock(
+      "edges:4",
+      {.ttl = 1000ms, .auto_extend = true, .extend_every = 980ms, .on_lost = [&](const Error&) {
+         lost_at.set_value(Clock::now());
+       }});
+  ASSERT_TRUE(lock) << lock.error().message();
+  for (std::size_t i : {0u, 2u, 4u}) cluster()[i].pause();
+  auto future = lost_at.get_future();
+  ASSERT_EQ(future.wait_for(3s), std::future_status::ready) << "the loss went unnoticed";
+  const auto when = future.get();
+  EXPECT_LT(when, lock->valid_until())
+      << "on_lost ran "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(when - lock->valid_until()).count()
+      << " ms after the validity had ended";
+  EXPECT_TRUE(lock->lost());
+}
+
+// Settings under which the watchdog cannot learn of a failed extension before validity
+// ends are refused up front, naming the fields: with fencing an acquisition may take two
+// rounds of 450 ms, which leaves a 1 s lock no time for a watchdog round.
+TEST_F(LockEdgesTest, AutoExtendSettingsThatCannotReportALossInTimeAreRefused) {
+  auto client = Client::create(options(450ms));
+  auto lock = client->lock("edges:5", {.ttl = 1000ms, .fencing = true, .auto_extend = true});
+  ASSERT_FALSE(lock);
+  EXPECT_EQ(lock.error(), errc::invalid_argument);
+  EXPECT_THAT(lock.error().message(), HasSubstr("node_timeout"));
+  // Without the watchdog the same settings are fine: nobody promised a report.
+  EXPECT_TRUE(client->lock("edges:5", {.ttl = 1000ms, .fencing = true}));
+}
+
+// A stalled loop thread must not let the watchdog extend a lock whose validity already
+// ended (the value still sits on the nodes in the drift window): that would revive it.
+TEST_F(LockEdgesTest, WatchdogNeverExtendsALockWhoseValidityEnded) {
+  auto client_options = options();
+  client_options.drift_factor = 0.3;  // validity 700 ms of a 1000 ms ttl
+  auto client = Client::create(client_options);
+  auto lock = client->lock("edges:6", {.ttl = 1000ms, .auto_extend = true});
+  ASSERT_TRUE(lock);
+  // Stall the loop thread (a callback that blocks) past the validity.
+  std::promise<void> stalled;
+  client->lock_async("edges:6-stall", {.ttl = 10s}, [&](Result<Lock>) {
+    std::this_thread::sleep_for(850ms);
+    stalled.set_value();
+  });
+  stalled.get_future().wait();
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(lock->validity(), 0ms) << "the watchdog revived an expired lock";
+  for (std::size_t i = 0; i < cluster().size(); ++i) {
+    auto ttl = cluster()[i].command({"PTTL", "edges:6"}).integer;
+    EXPECT_LT(ttl, 300) << "node " << i << " was extended after the validity had ended";
+  }
+}
+
+// unlock() that failed (no quorum confirmed) can be retried, and the retry is sent.
+TEST_F(LockEdgesTest, UnlockAfterAFailedUnlockSendsTheReleaseAgain) {
+  auto client = Client::create(options(100ms));
+  auto lock = client->try_lock("edges:7", 10s);
+  ASSERT_TRUE(lock);
+  for (std::size_t i : {0u, 1u, 2u}) cluster()[i].pause();
+  auto first = lock->unlock();
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.error(), errc::quorum_unreachable);
+  // Retried while the nodes are still silent: the same truth, not a success that sent
+  // nothing.
+  auto retried = lock->unlock();
+  ASSERT_FALSE(retried);
+  EXPECT_EQ(retried.error(), errc::quorum_unreachable);
+  EXPECT_FALSE(lock->owned()) << "given up by the caller, even if not yet released";
+  EXPECT_EQ(lock->validity(), 0ms);
+  for (std::size_t i : {0u, 1u, 2u}) cluster()[i].resume();
+  std::this_thread::sleep_for(50ms);
+  auto second = lock->unlock();
+  EXPECT_TRUE(second) << second.error().message();
+  for (std::size_t i = 0; i < cluster().size(); ++i) {
+    EXPECT_EQ(get(i, "edges:7"), "(nil)") << "node " << i;
+  }
+  EXPECT_TRUE(lock->unlock()) << "a third unlock after a confirmed one is harmless";
+}
+
+// wait = max means "until acquired", not one attempt; a ttl too long for the clock is
+// refused with a clear error.
+TEST_F(LockEdgesTest, DurationsAtTheirLimits) {
+  auto client = Client::create(options());
+  // A holder that is never released: its key expires after 300 ms.
+  for (std::size_t i = 0; i < cluster().size(); ++i) {
+    cluster()[i].command({"SET", "edges:8", "gone-holder", "PX", "300"});
+  }
+  const auto start = Clock::now();
+  auto lock = client->lock("edges:8", {.ttl = 10s, .wait = std::chrono::milliseconds::max()});
+  EXPECT_TRUE(lock) << lock.error().message();
+  EXPECT_GE(Clock::now() - start, 100ms);
+
+  auto huge = client->lock("edges:9", {.ttl = std::chrono::milliseconds::max()});
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error(), errc::invalid_argument);
+  EXPECT_THAT(huge.error().message(), HasSubstr("ttl"));
+  ASSERT_TRUE(client->try_lock("edges:10", 10s));
+  auto extended = client->lock("edges:11", {.ttl = 10s});
+  ASSERT_TRUE(extended);
+  auto too_long = extended->extend(std::chrono::milliseconds::max());
+  ASSERT_FALSE(too_long);
+  EXPECT_EQ(too_long.error(), errc::invalid_argument);
+  EXPECT_GT(extended->validity(), 9s);
+}
+
+// on_lost without auto_extend would never be called: refused, not silently ignored.
+TEST_F(LockEdgesTest, OnLostWithoutAutoExtendIsRefused) {
+  auto client = Client::create(options());
+  auto lock = client->lock("edges:12", {.ttl = 10s, .on_lost = [](const Error&) {}});
+  ASSERT_FALSE(lock);
+  EXPECT_EQ(lock.error(), errc::invalid_argument);
+  EXPECT_THAT(lock.error().message(), HasSubstr("on_lost"));
+}
+
+// A callback that throws is reported and does not take the process down; the client keeps
+// working and the lock the callback was given is released.
+TEST_F(LockEdgesTest, AThrowingCallbackDoesNotEndTheProcess) {
+  auto client = Client::create(options());
+  std::promise<void> called;
+  client->lock_async("edges:13", {.ttl = 10s}, [&](Result<Lock> lock) {
+    called.set_value();
+    if (lock) throw std::runtime_error("application bug");
+  });
+  called.get_future().wait();
+  std::this_thread::sleep_for(100ms);
+  auto again = client->try_lock("edges:13", 10s);
+  EXPECT_TRUE(again) << "the thrown-away lock was not released: " << again.error().message();
+}
+
+// Every node timing out usually means node_timeout is below the round trip: say so.
+TEST_F(LockEdgesTest, AllNodesTimingOutNamesTheNodeTimeout) {
+  auto client = Client::create(options(60ms));
+  for (std::size_t i = 0; i < cluster().size(); ++i) cluster()[i].pause();
+  auto lock = client->try_lock("edges:14", 10s);
+  ASSERT_FALSE(lock);
+  EXPECT_EQ(lock.error(), errc::quorum_unreachable);
+  EXPECT_THAT(lock.error().message(), HasSubstr("node_timeout"));
+}
+
+// A fenced write with token 0 (never issued: tokens start at 1) is refused.
+TEST_F(LockEdgesTest, FencedWriteWithTokenZeroIsRefused) {
+  auto store = FencedStore::create(storage().url());
+  auto written = store->write("edges:15", 0, "edges:15:state", "x");
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error(), errc::invalid_argument);
+  EXPECT_TRUE(store->write("edges:15", 1, "edges:15:state", "x"));
+}
+
+// A holder that never announces its release (another Redlock library, a crashed process
+// whose key was deleted by hand) must not make a waiter sleep until the holder's key could
+// expire: the waiter re-checks at a bounded interval.
+TEST_F(LockEdgesTest, AHolderThatNeverAnnouncesIsNoticedWithinTheRecheckInterval) {
+  for (std::size_t i = 0; i < cluster().size(); ++i) {
+    cluster()[i].command({"SET", "edges:16", "foreign-holder", "PX", "20000"});
+  }
+  auto client = Client::create(options());
+  std::thread foreign_release([&] {
+    std::this_thread::sleep_for(300ms);
+    for (std::size_t i = 0; i < cluster().size(); ++i) cluster()[i].command({"DEL", "edges:16"});
+  });
+  const auto start = Clock::now();
+  auto lock = client->lock("edges:16", {.ttl = 10s, .wait = 15s});
+  const auto waited = Clock::now() - start;
+  foreign_release.join();
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_LT(waited, 2500ms) << "waited "
+                            << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
+                            << " ms for a holder whose key was gone after 300 ms";
+}
+
+}  // namespace
+}  // namespace redlock
