@@ -4,7 +4,11 @@
 
 #include <array>
 #include <charconv>
+#include <chrono>
+#include <utility>
+#include <vector>
 
+#include "client/timer.hpp"
 #include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
@@ -51,9 +55,12 @@ std::string decimal(std::uint64_t value) {
 class RedisNode final : public Node {
  public:
   RedisNode(uv_loop_s* loop, net::ConnectionOptions options)
-      : name_(options.endpoint.display),
-        where_(options.endpoint.display),
-        connection_(net::Connection::create(loop, std::move(options))) {}
+      : name_(options.endpoint.display), where_(options.endpoint.display), loop_(loop) {
+    // The connection calls this only while it is open, and it is closed before this node
+    // goes away (connection_ is the last member).
+    options.on_ready = [this] { resend_releases(); };
+    connection_.reset(net::Connection::create(loop, std::move(options)));
+  }
 
   ~RedisNode() override { close(); }
 
@@ -91,9 +98,29 @@ class RedisNode final : public Node {
 
   void release(std::string_view key, std::string_view value, Announce announce,
                std::chrono::milliseconds timeout, NodeCallback done) override {
+    send_release(key, value, announce, timeout, 0, std::move(done));
+  }
+
+  void send_release(std::string_view key, std::string_view value, Announce announce,
+                    std::chrono::milliseconds timeout, int tries, NodeCallback done) {
     const std::array<std::string_view, 1> keys{key};
     const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
-    submit(scripts::release(), keys, args, timeout, owner_checked("release", std::move(done)));
+    // A release that may not have reached the node (its connection dropped, no reply came,
+    // or the node was still loading its data after a restart) is sent again when the
+    // connection is back and then every retry interval until the node answers: it is
+    // owner-checked and idempotent, and without it the node would keep our value, and
+    // refuse everyone else, for the rest of the key's TTL.
+    submit(scripts::release(), keys, args, timeout,
+           owner_checked("release", [this, key = std::string(key), value = std::string(value),
+                                     announce, timeout, tries,
+                                     done = std::move(done)](NodeReply reply) {
+             if (reply.status == NodeStatus::connection_error ||
+                 reply.status == NodeStatus::timeout || reply.status == NodeStatus::redis_error) {
+               remember_release(key, value, announce, timeout, tries + 1,
+                                reply.status != NodeStatus::connection_error);
+             }
+             done(std::move(reply));
+           }));
   }
 
   void extend(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
@@ -137,7 +164,11 @@ class RedisNode final : public Node {
            });
   }
 
-  void close() override { connection_.reset(); }
+  void close() override {
+    unsent_releases_.clear();
+    if (retry_timer_ != nullptr) std::exchange(retry_timer_, nullptr)->close();
+    connection_.reset();
+  }
 
  private:
   net::ReplyCallback owner_checked(const char* operation, NodeCallback done) const {
@@ -166,9 +197,55 @@ class RedisNode final : public Node {
     connection_->eval(script, keys, args, timeout, std::move(callback));
   }
 
+  struct UnsentRelease {
+    std::string key;
+    std::string value;
+    Announce announce;
+    std::chrono::milliseconds timeout;
+    std::chrono::steady_clock::time_point given_up_at;
+    int tries;
+  };
+
+  // `retry_soon`: the node answered (an error) or not at all while connected; else it is
+  // unreachable and the release waits for the reconnect. A node that keeps failing the
+  // release (a replica: READONLY) is given up on after a few tries, not retried forever.
+  void remember_release(std::string key, std::string value, Announce announce,
+                        std::chrono::milliseconds timeout, int tries, bool retry_soon) {
+    if (tries > max_release_tries) return;
+    // Bounded: a node that stays away must not grow memory. The oldest are the likeliest
+    // to have expired by themselves.
+    if (unsent_releases_.size() >= max_unsent_releases) {
+      unsent_releases_.erase(unsent_releases_.begin());
+    }
+    unsent_releases_.push_back({std::move(key), std::move(value), announce, timeout,
+                                std::chrono::steady_clock::now() + max_ttl_kept, tries});
+    if (!connection_ || !retry_soon) return;
+    if (retry_timer_ == nullptr) retry_timer_ = Timer::create(loop_);
+    retry_timer_->start(release_retry_interval, [this] { resend_releases(); });
+  }
+
+  void resend_releases() {
+    const auto now = std::chrono::steady_clock::now();
+    auto releases = std::exchange(unsent_releases_, {});
+    for (auto& release : releases) {
+      if (release.given_up_at < now) continue;
+      send_release(release.key, release.value, release.announce, release.timeout, release.tries,
+                   [](NodeReply) {});
+    }
+  }
+
+  // No release is kept longer than a lock can live (the longest TTL accepted).
+  static constexpr auto max_ttl_kept = std::chrono::hours(24 * 365);
+  static constexpr std::size_t max_unsent_releases = 1024;
+  static constexpr std::chrono::milliseconds release_retry_interval{200};
+  static constexpr int max_release_tries = 10;
+
   std::string name_;
   std::string where_;
-  net::ConnectionPtr connection_;
+  std::vector<UnsentRelease> unsent_releases_;
+  uv_loop_s* loop_;
+  Timer* retry_timer_ = nullptr;   // owned; closed in close()
+  net::ConnectionPtr connection_;  // last: closed before the members its callbacks touch
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <uv.h>
 
 #include <algorithm>
 #include <atomic>
@@ -308,6 +309,104 @@ TEST_F(LockEdgesTest, AHolderThatNeverAnnouncesIsNoticedWithinTheRecheckInterval
   EXPECT_LT(waited, 2500ms) << "waited "
                             << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()
                             << " ms for a holder whose key was gone after 300 ms";
+}
+
+// A release that could not be written because the node's connection dropped is sent again
+// once the node is back, instead of leaving our value there for the rest of its TTL. The
+// node persists every write (AOF, fsync always), so the key survives its restart.
+TEST_F(LockEdgesTest, AReleaseLostWithItsConnectionIsSentAgainAfterTheReconnect) {
+  test::RedisServer durable({.appendonly_always = true});
+  auto client_options = options(100ms);
+  client_options.nodes[0] = durable.url();
+  auto client = Client::create(client_options);
+  auto lock = client->try_lock("edges:17", 30s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  // The quorum may have been decided before the durable node (fsync on every write)
+  // answered: wait until it holds the value.
+  for (int i = 0; i < 100 && durable.command({"GET", "edges:17"}).str != lock->value(); ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(durable.command({"GET", "edges:17"}).str, lock->value());
+  durable.command({"SET", "edges:17:probe", "kept"});
+  durable.kill9();
+  EXPECT_TRUE(lock->unlock());  // four of five confirm; the fifth is down
+  durable.restart();
+  // The client may already have reconnected and released: a probe written the same way
+  // shows that the restart kept what was written before the kill.
+  ASSERT_EQ(durable.command({"GET", "edges:17:probe"}).str, "kept") << "the AOF lost writes";
+  const auto deadline = Clock::now() + 3s;
+  while (Clock::now() < deadline && !durable.command({"GET", "edges:17"}).is_nil()) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(durable.command({"GET", "edges:17"}).is_nil())
+      << "the restarted node still holds the released lock";
+}
+
+// --- The caller's loop (Options::loop) ------------------------------------------------
+// The shutdown protocol of this mode: close() and ~Client never wait for the loop (it may
+// not be running); they only begin the shutdown, which completes on the loop's next
+// turns, after which uv_run returns by itself and the loop can be closed.
+
+class CallersLoopTest : public LockEdgesTest {
+ protected:
+  void SetUp() override {
+    LockEdgesTest::SetUp();
+    ASSERT_EQ(uv_loop_init(&loop_), 0);
+  }
+  void TearDown() override {
+    EXPECT_EQ(uv_loop_close(&loop_), 0) << "a handle of the client was left open";
+    LockEdgesTest::TearDown();
+  }
+  Options loop_options() {
+    auto result = options();
+    result.loop = &loop_;
+    return result;
+  }
+  uv_loop_t loop_{};
+};
+
+TEST_F(CallersLoopTest, CloseWhileTheLoopIsNotRunningReturnsAndTheLoopEndsLater) {
+  auto client = Client::create(loop_options());
+  std::promise<void> closed;
+  std::thread closer([&] {
+    client->close();
+    client.reset();  // ~Client too
+    closed.set_value();
+  });
+  auto future = closed.get_future();
+  must_finish(future, 2s, "close() while the caller's loop was not running");
+  closer.join();
+  EXPECT_EQ(uv_run(&loop_, UV_RUN_DEFAULT), 0) << "the loop still had work after the shutdown";
+}
+
+TEST_F(CallersLoopTest, CloseAndDestroyFromALoopCallbackReturn) {
+  auto client = Client::create(loop_options());
+  std::error_code sync_on_loop;
+  Lock held{nullptr};
+  client->lock_async("edges:20", {.ttl = 10s}, [&](Result<Lock> lock) {
+    ASSERT_TRUE(lock) << lock.error().message();
+    sync_on_loop = client->try_lock("edges:21", 10s).code();
+    held = std::move(*lock);
+    held.unlock_async(nullptr);
+    client->close();
+    client.reset();
+  });
+  EXPECT_EQ(uv_run(&loop_, UV_RUN_DEFAULT), 0);
+  EXPECT_EQ(sync_on_loop, make_error_code(errc::invalid_argument));
+  EXPECT_EQ(get(0, "edges:20"), "(nil)") << "the release in the closing callback was lost";
+}
+
+TEST_F(CallersLoopTest, SynchronousCallsFromOtherThreadsWhileTheLoopRuns) {
+  auto client = Client::create(loop_options());
+  std::thread runner([&] { uv_run(&loop_, UV_RUN_DEFAULT); });
+  {
+    auto lock = client->try_lock("edges:22", 10s);
+    ASSERT_TRUE(lock) << lock.error().message();
+    EXPECT_TRUE(lock->extend(20s));
+    EXPECT_TRUE(lock->unlock());
+  }
+  client->close();
+  runner.join();
 }
 
 }  // namespace
