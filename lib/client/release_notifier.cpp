@@ -50,6 +50,7 @@ ReleaseNotifier::Watched ReleaseNotifier::watch(const std::string& key,
   const std::string name = key + scripts::released_suffix;
   auto [it, created] = channels_.try_emplace(name);
   Channel& channel = it->second;
+  if (created) channel.generation = next_generation_++;
   channel.queue.join(id);
   channel.on_woken.emplace(id, std::move(on_woken));
   waiter_channels_.emplace(id, name);
@@ -73,20 +74,25 @@ void ReleaseNotifier::wait_for_turn(WaiterId id) {
 void ReleaseNotifier::subscribe(std::size_t node, const std::string& name, bool count_for_ready) {
   const std::array<std::string_view, 2> argv{"SUBSCRIBE", name};
   std::weak_ptr<ReleaseNotifier*> weak = self_;
-  subscribers_[node]->command(argv, command_timeout_,
-                              [weak, name, count_for_ready](const net::ReplyView& view) {
-                                if (!count_for_ready) return;
-                                auto self = weak.lock();
-                                if (!self) return;
-                                auto it = (*self)->channels_.find(name);
-                                if (it == (*self)->channels_.end()) return;
-                                if (view.error) {
-                                  ++it->second.failed;
-                                } else {
-                                  ++it->second.confirmed;
-                                }
-                                (*self)->settle(it->second);
-                              });
+  const auto found = channels_.find(name);
+  const std::uint64_t generation = found == channels_.end() ? 0 : found->second.generation;
+  subscribers_[node]->command(
+      argv, command_timeout_,
+      [weak, name, count_for_ready, generation](const net::ReplyView& view) {
+        if (!count_for_ready) return;
+        auto self = weak.lock();
+        if (!self) return;
+        auto it = (*self)->channels_.find(name);
+        if (it == (*self)->channels_.end() || it->second.generation != generation) {
+          return;
+        }
+        if (view.error) {
+          ++it->second.failed;
+        } else {
+          ++it->second.confirmed;
+        }
+        (*self)->settle(it->second);
+      });
 }
 
 void ReleaseNotifier::settle(Channel& channel) {

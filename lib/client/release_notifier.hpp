@@ -88,6 +88,9 @@ class ReleaseNotifier {
     int confirmed = 0;
     int failed = 0;
     bool ready = false;
+    // A channel erased when its last waiter left and created again for a new one must not
+    // count the confirmations of the old SUBSCRIBE: they prove nothing about the new one.
+    std::uint64_t generation = 0;
   };
 
   void connect();
@@ -108,6 +111,7 @@ class ReleaseNotifier {
   std::unordered_map<std::string, Channel> channels_;
   std::unordered_map<WaiterId, std::string> waiter_channels_;
   WaiterId next_id_ = 1;
+  std::uint64_t next_generation_ = 1;
   bool closed_ = false;
   // Replies of SUBSCRIBE commands find this object through it; reset on close so that
   // late callbacks do nothing.
