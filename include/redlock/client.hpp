@@ -28,7 +28,9 @@ class Engine;
 /// Callback contract (the *_async methods): if the call fails synchronously (bad
 /// arguments) the callback still runs exactly once, on the loop thread, with the error;
 /// otherwise it runs exactly once on the loop thread — with errc::cancelled if the client
-/// closes first.
+/// closes first. An empty callback makes lock_async() a no-op (nothing is acquired). A
+/// callback must not block the loop; an exception it throws is caught at the loop's
+/// boundary and reported on stderr (a Lock it was given is released by its destructor).
 class Client {
  public:
   using LockCallback = std::function<void(Result<Lock>)>;
@@ -48,7 +50,10 @@ class Client {
   /// Attempts until acquired or `options.wait` has passed (one attempt when wait is 0).
   /// While waiting it is woken by the holder's release (no polling); a release wakes the
   /// longest-waiting lock() of this client on the key, not all of them, and a lock() that
-  /// finds others of this client waiting makes its first attempt in its turn. Every failed
+  /// finds others of this client waiting makes its first attempt in its turn. Holders that
+  /// never announce a release (other Redlock clients, a crashed process) are re-checked by
+  /// the key's longest-waiting lock() of this client after retry_delay while the holder
+  /// changes, backing off to once a second while one holder stays. Every failed
   /// attempt is retried until the deadline, quorum_unreachable included (a node may come
   /// back); the error returned is the last attempt's. A caller that wants to fail fast
   /// on infrastructure trouble makes one try_lock() first, as the CLI does.
@@ -64,11 +69,17 @@ class Client {
   Result<std::chrono::milliseconds> extend(std::string_view key, std::string_view value,
                                            std::chrono::milliseconds ttl);
 
-  /// Gives releases still on the wire up to one node deadline to land, then cancels
-  /// pending operations (their callbacks get errc::cancelled), stops the watchdogs,
-  /// closes connections and joins the loop thread. After close, calls fail with
-  /// errc::cancelled and async callbacks run at once on the calling thread. Idempotent; also done
-  /// by the destructor. Locks still held expire by their TTL.
+  /// Shuts the client down: waiting lock() calls end with errc::cancelled and the
+  /// watchdogs stop (on_lost is not called; locks still held expire by their TTL); an
+  /// acquisition that completes meanwhile is released, not handed out; releases already
+  /// sent (an unlock_async() just before, even in the same callback) get up to one node
+  /// deadline to land; then the connections close and every pending callback runs with
+  /// errc::cancelled. After close, calls fail with errc::cancelled and async callbacks run
+  /// at once on the calling thread. Idempotent, and safe from several threads at once:
+  /// from another thread it returns when the shutdown is complete (a second caller waits
+  /// for the first); on the loop thread, and always with Options::loop, it returns at
+  /// once and the shutdown completes on the loop's next turns. Also done by the
+  /// destructor.
   void close();
 
   /// The number of nodes that must agree.

@@ -44,21 +44,32 @@ class Lock {
   const std::vector<NodeOutcome>& nodes() const noexcept;
 
   /// Owner-checked PEXPIRE to `ttl` on all nodes. Succeeds iff a quorum extended and the
-  /// new validity, measured from this call's start, is positive. Never resurrects a lock
-  /// that expired on a quorum (errc::not_held).
+  /// new validity, measured from this call's start, is positive; `ttl` then becomes the
+  /// lock's TTL, the one the watchdog (auto_extend) keeps extending to. Never extends a
+  /// lock whose validity has ended, even while its value still sits on the nodes
+  /// (errc::not_held), nor one the watchdog lost (errc::lock_lost). A shorter `ttl`
+  /// lowers validity() at once, before the nodes answer: they may apply it even when the
+  /// round fails. Extensions of one lock (this and the watchdog's) run one at a time.
+  /// On the loop thread: errc::invalid_argument, nothing sent.
   Result<void> extend(std::chrono::milliseconds ttl);
-  /// Owner-checked delete on all nodes. Harmless when called again.
+  /// Owner-checked delete on all nodes; succeeds once a quorum no longer holds our value.
+  /// From the first call on the lock is given up (validity() is 0, owned() false, no
+  /// extension); a call after a failed one sends the release again, and a call after a
+  /// confirmed one succeeds without sending anything. On the loop thread:
+  /// errc::invalid_argument and nothing sent (use unlock_async there; the destructor also
+  /// releases).
   Result<void> unlock();
   /// unlock() without waiting, for code on the client's loop thread or chains of
   /// lock_async(). `done` runs exactly once: on the loop thread once a quorum confirmed
   /// the release (or it failed), or at once on the calling thread when there is nothing
-  /// to release (already unlocked or moved from: success) or the client is closed
-  /// (errc::cancelled).
+  /// to release (a release already confirmed, or moved from: success) or the client is
+  /// closed (errc::cancelled). `done` may be empty (nobody is told). An exception it
+  /// throws is caught and reported on stderr.
   void unlock_async(std::function<void(Result<void>)> done);
 
   /// True once the watchdog (auto_extend) failed to keep a quorum.
   bool lost() const noexcept;
-  /// True until unlock() succeeded or was attempted, or the lock was moved from.
+  /// True until unlock() (or unlock_async) was first called, or the lock was moved from.
   bool owned() const noexcept;
 
  private:

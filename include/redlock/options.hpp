@@ -71,29 +71,48 @@ struct Options {
 
   TlsOptions tls;
 
-  /// Run on the caller's libuv loop instead of an own loop thread. The caller must run
-  /// the loop; the synchronous methods may then only be called from other threads.
+  /// Run on the caller's libuv loop instead of an own loop thread. The caller runs the
+  /// loop; the thread that runs it is the client's loop thread, recognised from the loop's
+  /// first iteration after Client::create() (call create() before running the loop, or
+  /// from one of its callbacks). The synchronous methods may then only be called from
+  /// other threads (on the loop thread they return errc::invalid_argument). Shutdown:
+  /// close() and ~Client never wait for the loop, which may not be running; they begin the
+  /// shutdown, which completes on the loop's next turns (pending callbacks run with
+  /// errc::cancelled, every handle of the client closes), after which uv_run() returns
+  /// by itself and uv_loop_close() succeeds. Keep running the loop until then.
   uv_loop_s* loop = nullptr;
 };
 
 /// Options of one lock acquisition.
 struct LockOptions {
-  /// Time to live of the lock on each node. Must be > 0 and > 2 x node_timeout.
+  /// Time to live of the lock on each node. Must be > 0, > 2 x node_timeout and at most a
+  /// year (a longer one is almost certainly a unit mistake).
   milliseconds ttl{30'000};
-  /// How long lock() may keep trying while the lock is held by another. 0 = one attempt.
+  /// How long lock() may keep trying while the lock is held by another. 0 = one attempt;
+  /// milliseconds::max() = until acquired (or the client closes).
   milliseconds wait{0};
   /// Attempts in total while waiting, the first included. 0 = no limit but `wait`.
   int max_attempts = 0;
   /// Return a fencing token that is greater than every earlier holder's (costs one more
   /// round trip).
   bool fencing = false;
-  /// Keep the lock extended (every extend_every) until unlock(); on a failed extension the
-  /// lock is marked lost and on_lost runs.
+  /// Keep the lock extended until unlock(): a watchdog extends it to its TTL (the last one
+  /// a quorum confirmed, so Lock::extend() to another TTL is what it keeps) every
+  /// extend_every, and earlier when the validity requires: each round starts while a
+  /// failed round and one retry still fit before the validity ends. When no extension can
+  /// keep a quorum, the lock is marked lost and on_lost runs while validity is left.
+  /// Requires a ttl that leaves room for that after the slowest acquisition:
+  /// ttl - drift > (1 or, with fencing, 2) x node_timeout + node_timeout + max(2 ms,
+  /// node_timeout / 10); otherwise lock() returns errc::invalid_argument naming ttl and
+  /// node_timeout. Client::close() stops the watchdogs without calling on_lost: a lock
+  /// still held then expires by its TTL.
   bool auto_extend = false;
-  /// Interval of auto-extension. 0 = ttl / 3.
+  /// Longest interval between extensions. 0 = a third of the lock's current TTL.
   milliseconds extend_every{0};
   /// Called on the client's loop thread when the watchdog loses the lock, before its
-  /// validity ends. Must not block.
+  /// validity ends (unless the loop thread itself was stalled past it). Must not block.
+  /// Only with auto_extend (otherwise lock() returns errc::invalid_argument). An
+  /// exception it throws is caught and reported on stderr.
   std::function<void(const Error&)> on_lost;
 };
 
