@@ -23,6 +23,8 @@ struct WorkerSettings {
   milliseconds hold{20};
   /// Every Nth critical section of a thread stalls for 1.5 x ttl (0: never).
   int stall_every = 0;
+  /// Threads per worker that lock like another Redlock library: never announcing.
+  int foreign_threads = 0;
 };
 
 /// What a scheduled action may act on.

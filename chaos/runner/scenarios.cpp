@@ -124,6 +124,27 @@ std::vector<Scenario> all_scenarios() {
                      set_latency(at_fraction(d, 0.9), 0, milliseconds(0), milliseconds(0))};
                }});
 
+  {
+    WorkerSettings mixed;
+    mixed.threads = 2;
+    mixed.foreign_threads = 2;
+    mixed.keys = 1;
+    s.push_back({"foreign_client",
+                 "each worker also runs two plain SET NX clients that never announce a release, "
+                 "all on one key; node 1 is SIGSTOPped for 30% of the run",
+                 true,
+                 false,
+                 {},
+                 mixed,
+                 [](milliseconds d, const WorkerSettings&) {
+                   return std::vector<Action>{
+                       {at_fraction(d, 0.4), "SIGSTOP node 1",
+                        [](ScenarioContext& c) { c.cluster.node(1).pause(); }},
+                       {at_fraction(d, 0.7), "SIGCONT node 1",
+                        [](ScenarioContext& c) { c.cluster.node(1).resume(); }}};
+                 }});
+  }
+
   s.push_back({"node_paused",
                "node 0 is SIGSTOPped for 40% of the run",
                true,

@@ -6,6 +6,10 @@
 //   redlock-chaos-worker --nodes URL,URL,... --store URL --events FILE [--id NAME]
 //       [--threads 4] [--keys 2] [--duration 10s] [--ttl 1s] [--wait 1s] [--hold 20ms]
 //       [--stall-every N] [--stall 1500ms] [--node-timeout 0] [--prefix chaos:] [--seed N]
+//       [--foreign-threads 0]
+//
+// --foreign-threads adds threads that lock the same keys as another Redlock client would
+// (worker/foreign_client.hpp): they never announce their releases.
 //
 // Each critical section: one fenced write at once, then the hold (or, every Nth time per
 // thread with --stall-every, a stall longer than the validity, as a paused holder would
@@ -31,6 +35,7 @@
 
 #include "common/duration.hpp"
 #include "worker/event_log.hpp"
+#include "worker/foreign_client.hpp"
 
 namespace {
 
@@ -55,13 +60,15 @@ struct Config {
   milliseconds node_timeout{0};
   std::string prefix = "chaos:";
   unsigned seed = 1;
+  int foreign_threads = 0;
 };
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "redlock-chaos-worker: " << why
             << "\nusage: redlock-chaos-worker --nodes URL,... --store URL --events FILE [--id NAME]"
                " [--threads N] [--keys N] [--duration D] [--ttl D] [--wait D] [--hold D]"
-               " [--stall-every N] [--stall D] [--node-timeout D] [--prefix P] [--seed N]\n";
+               " [--stall-every N] [--stall D] [--node-timeout D] [--prefix P] [--seed N]"
+               " [--foreign-threads N]\n";
   std::exit(2);
 }
 
@@ -123,6 +130,8 @@ Config parse(int argc, char** argv) {
       c.node_timeout = duration();
     } else if (flag == "--prefix") {
       c.prefix = value;
+    } else if (flag == "--foreign-threads") {
+      c.foreign_threads = count();
     } else if (flag == "--seed") {
       c.seed = static_cast<unsigned>(count());
     } else {
@@ -271,6 +280,15 @@ int main(int argc, char** argv) {
     Worker worker(config, *client, *store, log);
     std::vector<std::thread> threads;
     for (int t = 0; t < config.threads; ++t) threads.emplace_back([&worker, t] { worker.run(t); });
+    ForeignSettings foreign{config.nodes, config.prefix, config.keys,     config.ttl,
+                            config.wait,  config.hold,   config.duration, config.seed};
+    for (int t = 0; t < config.foreign_threads; ++t) {
+      threads.emplace_back([&foreign, &log, &config, t] {
+        ForeignSettings mine = foreign;
+        mine.seed = config.seed * 104729u + static_cast<unsigned>(t);
+        run_foreign_client(mine, config.id + ".foreign" + std::to_string(t), log, stop_requested);
+      });
+    }
     for (auto& thread : threads) thread.join();
     client->close();
   } catch (const std::exception& error) {

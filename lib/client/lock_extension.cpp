@@ -19,10 +19,12 @@ void run_next_queued(LockState& lock) {
 
 }  // namespace
 
-void extend_lock(const std::shared_ptr<LockState>& lock, milliseconds ttl, ExtendDone done) {
+void extend_lock(const std::shared_ptr<LockState>& lock, std::optional<milliseconds> requested,
+                 ExtendDone done) {
   if (lock->extending) {
-    lock->queued_extensions.push_back(
-        [lock, ttl, done = std::move(done)]() mutable { extend_lock(lock, ttl, std::move(done)); });
+    lock->queued_extensions.push_back([lock, requested, done = std::move(done)]() mutable {
+      extend_lock(lock, requested, std::move(done));
+    });
     return;
   }
   const auto key = quote_key(lock->resource);
@@ -36,6 +38,7 @@ void extend_lock(const std::shared_ptr<LockState>& lock, milliseconds ttl, Exten
     return run_next_queued(*lock);
   }
   const auto& engine = lock->engine;
+  const auto ttl = requested.value_or(lock->ttl());
   const auto start = Clock::now();
   if (lock->valid_until() <= start) {
     // Our value may still sit on the nodes (the drift allowance), but the validity the

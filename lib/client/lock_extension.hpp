@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "client/operations.hpp"
 
@@ -18,10 +19,12 @@ namespace redlock::detail {
 
 struct LockState;
 
-/// Loop thread only. `done` runs exactly once, on the loop thread: with the new
-/// valid_until, or the error (not_held, lock_lost, quorum_unreachable, validity_expired,
-/// cancelled). It may run from inside this call when the lock cannot be extended.
-void extend_lock(const std::shared_ptr<LockState>& lock, std::chrono::milliseconds ttl,
-                 ExtendDone done);
+/// Loop thread only. `ttl` nullopt: the lock's TTL when the round starts (the watchdog's
+/// way, so that a manual extend queued before it sets the TTL it keeps). `done` runs
+/// exactly once, on the loop thread: with the new valid_until, or the error (not_held,
+/// lock_lost, quorum_unreachable, validity_expired, cancelled). It may run from inside
+/// this call when the lock cannot be extended.
+void extend_lock(const std::shared_ptr<LockState>& lock,
+                 std::optional<std::chrono::milliseconds> ttl, ExtendDone done);
 
 }  // namespace redlock::detail

@@ -70,7 +70,7 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
       // expired lock.
       return lose(*lock, "no time is left for an extension round before the validity ends", {});
     }
-    extend_lock(lock, lock->ttl(),
+    extend_lock(lock, std::nullopt,
                 [self = shared_from_this(), started = now](Result<Clock::time_point> extended) {
                   self->on_extended(std::move(extended), started);
                 });
