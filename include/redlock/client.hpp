@@ -52,8 +52,9 @@ class Client {
   /// longest-waiting lock() of this client on the key, not all of them, and a lock() that
   /// finds others of this client waiting makes its first attempt in its turn. Holders that
   /// never announce a release (other Redlock clients, a crashed process) are re-checked by
-  /// the key's longest-waiting lock() of this client after retry_delay while the holder
-  /// changes, backing off to once a second while one holder stays. Every failed
+  /// the key's longest-waiting lock() of this client after half the retry_delay (plus
+  /// jitter) while the holder changes, backing off to once a second while one holder
+  /// stays. Every failed
   /// attempt is retried until the deadline, quorum_unreachable included (a node may come
   /// back); the error returned is the last attempt's. A caller that wants to fail fast
   /// on infrastructure trouble makes one try_lock() first, as the CLI does.

@@ -271,11 +271,11 @@ class AcquireOperation final : public Cancellable,
         // Subscribed: sleep until a single holder's key can expire; the release
         // announcement wakes us sooner. A split vote between contenders gets the
         // ordinary jittered delay.
-        std::optional<milliseconds> sleep = watch_id_ ? holder_ttl : std::nullopt;
-        if (sleep && !engine_->notifier().others_waiting_before(*watch_id_)) {
-          sleep = std::min(*sleep, recheck_interval(round));
+        next = schedule_.next_attempt(attempts_, now, watch_id_ ? holder_ttl : std::nullopt);
+        if (next && holder_ttl && watch_id_ &&
+            !engine_->notifier().others_waiting_before(*watch_id_)) {
+          next = std::min(*next, now + recheck_delay(round));
         }
-        next = schedule_.next_attempt(attempts_, now, sleep);
       }
     }
     if (!next) return give_up(std::move(error), now);
@@ -288,13 +288,13 @@ class AcquireOperation final : public Cancellable,
   // Holders that never announce their release (other Redlock libraries, a process whose
   // key was deleted by hand) would otherwise keep this client's waiters asleep until the
   // holder's key could expire. So the head waiter of the key (the others queue behind it)
-  // looks again after retry_delay while it sees a new holder each time (holders that come
-  // and go without a word), and backs off, doubling up to a second, while the same holder
-  // stays (a long hold costs a few commands, not a stream of them). An announced release
-  // still wakes it at once.
-  milliseconds recheck_interval(const RoundResult& round) {
+  // looks again after half the retry_delay, plus up to half that again at random, while
+  // it sees a new holder each time (holders that come and go without a word), and backs
+  // off, doubling up to a second, while the same holder stays (a long hold costs a few
+  // commands, not a stream of them). An announced release still wakes it at once.
+  milliseconds recheck_delay(const RoundResult& round) {
     constexpr milliseconds longest_recheck{1000};
-    const auto shortest = std::max(engine_->options().retry_delay, milliseconds(1));
+    const auto shortest = std::max(engine_->options().retry_delay / 2, milliseconds(1));
     const std::string holder = round.single_holder();
     if (holder == last_holder_seen_) {
       recheck_ = std::min(std::max(recheck_ * 2, shortest), std::max(longest_recheck, shortest));
@@ -302,7 +302,8 @@ class AcquireOperation final : public Cancellable,
       recheck_ = shortest;
       last_holder_seen_ = holder;
     }
-    return recheck_;
+    const auto spread = static_cast<std::uint64_t>(recheck_.count() / 2 + 1);
+    return recheck_ + milliseconds(engine_->random()() % spread);
   }
 
   void give_up(Error error, Clock::time_point now) {
