@@ -499,6 +499,38 @@ TEST(Connection, NoscriptFallbackKeepsPipelineOrderAndCallbacks) {
   EXPECT_EQ(after.str, "after");
 }
 
+// After SCRIPT FLUSH the acquire's EVALSHA misses while the release script is cached
+// (another client loaded it): the release, submitted when the reply before the acquire's
+// NOSCRIPT arrives, must still run after the resent acquire, or it deletes nothing and the
+// acquire then leaves its value on the node for a whole TTL.
+TEST(Connection, ReleaseQueuedBehindANoscriptAcquireRunsAfterTheResentAcquire) {
+  RedisServer server;
+  TestLoop loop;
+  auto connection = open(loop.get(), server.url());
+  ASSERT_TRUE(ping(loop, *connection));
+  ASSERT_FALSE(server.command({"SCRIPT", "FLUSH"}).is_error());
+  const scripts::Script& release = scripts::release();
+  ASSERT_FALSE(server.command({"SCRIPT", "LOAD", std::string(release.source)}).is_error());
+
+  std::vector<std::string_view> keys{"res", "res:fence"};
+  std::vector<std::string_view> acquire_args{"owner-1", "60000", "0"};
+  std::vector<std::string_view> release_keys{"res"};
+  std::vector<std::string_view> release_args{"owner-1"};
+  Outcome before, acquired, released;
+  // One write: the ECHO's reply and the acquire's NOSCRIPT come back together, and the
+  // release is submitted from the ECHO's callback, between the two.
+  send(*connection, {"ECHO", "before"}, 2s, [&](const ReplyView& view) {
+    record(before)(view);
+    connection->eval(release, release_keys, release_args, 2s, record(released));
+  });
+  connection->eval(scripts::acquire(), keys, acquire_args, 2s, record(acquired));
+  ASSERT_TRUE(loop.run_until([&] { return acquired.done() && released.done(); }));
+  EXPECT_TRUE(acquired.ok()) << acquired.detail;
+  EXPECT_TRUE(released.ok()) << released.detail;
+  EXPECT_EQ(released.integer, 1) << "the release ran before the acquire it releases";
+  EXPECT_TRUE(server.command({"GET", "res"}).is_nil()) << "the lock was left on the node";
+}
+
 TEST(Connection, TenThousandPipelinedCommandsInOrderWithFewWrites) {
   RedisServer server;
   TestLoop loop;

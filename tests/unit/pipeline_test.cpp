@@ -376,6 +376,30 @@ TEST_F(PipelineTest, NoscriptOfAnAbandonedCommandIsDroppedNotResent) {
   EXPECT_EQ(pipeline.pending(), 0u);
 }
 
+// The release of a lock is queued behind its acquire; the acquire's EVALSHA meets
+// NOSCRIPT. The resent acquire must run on the node before the release does, or the
+// release finds nothing to delete and the acquire then leaves our value for a whole TTL.
+TEST_F(PipelineTest, NoscriptResendRunsBeforeCommandsQueuedBehindIt) {
+  Outcome acquire, release;
+  submit_eval(acquire_script, "lock", "v1", 100ms, acquire);
+  flush();
+  submit_eval(release_script, "lock", "v1", 100ms, release);  // not written yet
+  receive("-NOSCRIPT No matching script.\r\n");
+
+  const std::string acquire_eval = encode({"EVAL", acquire_script.source, "1", "lock", "v1"});
+  const std::string release_sha = encode({"EVALSHA", release_script.sha1, "1", "lock", "v1"});
+  EXPECT_EQ(flush(), acquire_eval + release_sha);
+
+  receive("+OK\r\n-NOSCRIPT No matching script.\r\n");
+  EXPECT_EQ(acquire.calls, 1);
+  EXPECT_EQ(acquire.value, "OK");
+  EXPECT_EQ(flush(), encode({"EVAL", release_script.source, "1", "lock", "v1"}));
+  receive(":1\r\n");
+  EXPECT_EQ(release.calls, 1);
+  EXPECT_EQ(release.value, "1");
+  EXPECT_EQ(pipeline.pending(), 0u);
+}
+
 // Both in flight in one write, NOSCRIPT for both: each is resent, in the same order.
 TEST_F(PipelineTest, NoscriptForTwoCommandsInFlightResendsThemInOrder) {
   Outcome acquire, release;
