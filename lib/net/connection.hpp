@@ -129,7 +129,7 @@ class Connection {
                ReplyCallback callback);
 
   /// EVALSHA of `script`; on NOSCRIPT, transparently re-sends it as EVAL (same deadline,
-  /// same callback).
+  /// same callback), ahead of every command submitted after it that is not written yet.
   void eval(const scripts::Script& script, std::span<const std::string_view> keys,
             std::span<const std::string_view> args, std::chrono::milliseconds timeout,
             ReplyCallback callback);

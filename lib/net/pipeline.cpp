@@ -117,7 +117,7 @@ Pipeline::Entry& Pipeline::enqueue(ReplyCallback callback, std::chrono::millisec
   entry.timeout_ms = std::uint64_t(timeout.count());
   entry.bytes = length;
   entry.abandoned = false;
-  ++commands_;
+  entry.sequence = commands_++;
   earliest_ns_ = std::min(earliest_ns_, deadline);
   return entry;
 }
@@ -201,7 +201,12 @@ std::string Pipeline::denial_detail(std::string_view text, const Entry& entry) c
 }
 
 // The server lost the script (SCRIPT FLUSH, restart, failover): send its source with
-// EVAL. The retry goes to the back of the pipeline, keeping deadline and callback.
+// EVAL, keeping deadline and callback. The retry takes its place in submission order
+// among the commands not written yet, ahead of every one submitted after it, so that it
+// runs on the node before them: a release submitted after its acquire must never run
+// first and leave the acquire's value behind for a whole TTL. (Commands written after
+// the EVALSHA ran already; if theirs were scripts too they meet NOSCRIPT as well and
+// their retries line up behind this one.)
 void Pipeline::resend_as_eval() {
   Entry& old_entry = entries_.front();
   ReplyCallback callback = std::exchange(old_entry.callback, nullptr);
@@ -209,23 +214,32 @@ void Pipeline::resend_as_eval() {
   const std::uint64_t timeout_ms = old_entry.timeout_ms;
   const scripts::Script* script = std::exchange(old_entry.script, nullptr);
   const std::size_t argc = old_entry.argc;
+  const std::uint64_t sequence = old_entry.sequence;
   const std::string_view script_name = old_entry.script_name;
   std::string tail;
   tail.swap(old_entry.eval_tail);
   entries_.pop_front();
   --written_;
 
-  const std::size_t before = out_.size();
-  append_array_header(out_, argc);
-  append_bulk(out_, "EVAL");
-  append_bulk(out_, script->source);
-  out_.append(tail);
+  std::string eval;
+  append_array_header(eval, argc);
+  append_bulk(eval, "EVAL");
+  append_bulk(eval, script->source);
+  eval.append(tail);
+  std::size_t position = written_;
+  std::size_t offset = 0;
+  while (position < entries_.size() && entries_[position].sequence < sequence) {
+    offset += entries_[position].bytes;
+    ++position;
+  }
+  out_.insert(offset, eval);
 
-  Entry& entry = entries_.push_back();
+  Entry& entry = entries_.insert(position);
+  entry.sequence = sequence;
   entry.callback = std::move(callback);
   entry.deadline_ns = deadline;
   entry.timeout_ms = timeout_ms;
-  entry.bytes = out_.size() - before;
+  entry.bytes = eval.size();
   entry.script = nullptr;  // EVAL cannot answer NOSCRIPT
   entry.command.assign("EVAL");
   entry.script_name = script_name;

@@ -156,6 +156,7 @@ class Pipeline {
     // Timed out while in flight: the callback already ran, and the reply, when it comes,
     // is discarded. The entry stays so that the replies after it still match in order.
     bool abandoned = false;
+    std::uint64_t sequence = 0;  // submission order, kept by a NOSCRIPT resend
   };
 
   std::optional<Completion> admit(ReplyCallback& callback, std::chrono::milliseconds timeout);

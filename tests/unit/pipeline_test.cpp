@@ -414,5 +414,23 @@ TEST_F(PipelineTest, NoscriptForTwoCommandsInFlightResendsThemInOrder) {
   EXPECT_EQ(release.value, "1");
 }
 
+// Retries line up in submission order, ahead of what was submitted after them.
+TEST_F(PipelineTest, NoscriptRetriesKeepSubmissionOrderAmongQueuedCommands) {
+  Outcome acquire, release, later;
+  submit_eval(acquire_script, "lock", "v1", 100ms, acquire);
+  submit_eval(release_script, "lock", "v1", 100ms, release);
+  flush();
+  submit({"GET", "lock"}, 100ms, later);  // not written yet
+  receive("-NOSCRIPT No matching script.\r\n-NOSCRIPT No matching script.\r\n");
+  EXPECT_EQ(flush(), encode({"EVAL", acquire_script.source, "1", "lock", "v1"}) +
+                         encode({"EVAL", release_script.source, "1", "lock", "v1"}) +
+                         encode({"GET", "lock"}));
+  receive("+OK\r\n:1\r\n$-1\r\n");
+  EXPECT_EQ(acquire.value, "OK");
+  EXPECT_EQ(release.value, "1");
+  EXPECT_EQ(later.calls, 1);
+  EXPECT_FALSE(later.error);
+}
+
 }  // namespace
 }  // namespace redlock::net
