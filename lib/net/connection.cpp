@@ -179,6 +179,12 @@ class ConnectionImpl final : public Connection, private TransportSink {
   struct Resolve {
     uv_getaddrinfo_t request{};
     ConnectionImpl* owner = nullptr;
+
+    // The owner is done with it: the callback, when libuv runs it, only frees it.
+    void close() noexcept {
+      owner = nullptr;
+      uv_cancel(reinterpret_cast<uv_req_t*>(&request));
+    }
   };
 
   ~ConnectionImpl() = default;
@@ -268,7 +274,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
     arm_deadline_timer();
     if (endpoint.scheme == Scheme::unix_socket) {
       phase_ = Phase::connecting;
-      transport_ = make_pipe_transport(loop_, *this, endpoint.path);
+      transport_.reset(make_pipe_transport(loop_, *this, endpoint.path));
       if (int status = transport_->connect(); status < 0) {
         fail_connection(from_uv("connect", where_, status));
       }
@@ -302,7 +308,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
       fail_connection(from_uv("resolve", where_, status));
       return;
     }
-    resolve_ = resolve;
+    resolve_.reset(resolve);
   }
 
   static void on_resolved(uv_getaddrinfo_t* request, int status, addrinfo* result) {
@@ -313,7 +319,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
       if (result) uv_freeaddrinfo(result);
       return;
     }
-    self->resolve_ = nullptr;
+    (void)self->resolve_.release();  // this callback frees it
     if (status < 0) {
       if (result) uv_freeaddrinfo(result);
       self->fail_connection(from_uv("resolve", self->where_, status));
@@ -342,9 +348,9 @@ class ConnectionImpl final : public Connection, private TransportSink {
     if (options_.endpoint.scheme == Scheme::rediss) {
       const std::string& name =
           options_.tls.server_name.empty() ? options_.endpoint.host : options_.tls.server_name;
-      transport_ = make_tls_transport(loop_, *this, address, where_, tls_context_, name);
+      transport_.reset(make_tls_transport(loop_, *this, address, where_, tls_context_, name));
     } else {
-      transport_ = make_tcp_transport(loop_, *this, address, where_);
+      transport_.reset(make_tcp_transport(loop_, *this, address, where_));
     }
     if (int status = transport_->connect(); status < 0) {
       connect_attempt_failed(from_uv("connect", where_, status));
@@ -405,15 +411,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
   // --- failing ----------------------------------------------------------------------
 
   void drop_transport() {
-    if (transport_) {
-      transport_->close();
-      transport_ = nullptr;
-    }
-    if (resolve_) {
-      resolve_->owner = nullptr;
-      uv_cancel(reinterpret_cast<uv_req_t*>(&resolve_->request));
-      resolve_ = nullptr;
-    }
+    transport_.reset();
+    resolve_.reset();
     transport_connected_ = false;
   }
 
@@ -610,10 +609,10 @@ class ConnectionImpl final : public Connection, private TransportSink {
   uv_idle_t poll_idle_{};        // keeps that poll from blocking
   std::size_t closed_handles_ = 0;
 
-  Transport* transport_ = nullptr;           // frees itself after close()
+  ClosingPtr<Transport> transport_;
   std::shared_ptr<TlsContext> tls_context_;  // rediss:// only; loaded on the first attempt
   bool transport_connected_ = false;
-  Resolve* resolve_ = nullptr;  // frees itself in its callback
+  ClosingPtr<Resolve> resolve_;  // frees itself in its callback
   std::vector<sockaddr_storage> addresses_;
   std::size_t next_address_ = 0;
 

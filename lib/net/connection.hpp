@@ -18,6 +18,7 @@
 
 #include <redlock/options.hpp>
 
+#include "net/closing.hpp"
 #include "net/endpoint.hpp"
 #include "net/reply.hpp"
 
@@ -148,9 +149,7 @@ class Connection {
   friend class ConnectionImpl;
 };
 
-struct ConnectionCloser {
-  void operator()(Connection* connection) const noexcept { connection->close(); }
-};
-using ConnectionPtr = std::unique_ptr<Connection, ConnectionCloser>;
+/// The owner of a Connection (net/closing.hpp): destroying it calls close().
+using ConnectionPtr = ClosingPtr<Connection>;
 
 }  // namespace redlock::net
