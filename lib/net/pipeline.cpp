@@ -155,7 +155,6 @@ bool Pipeline::mid_reply() const noexcept {
 }
 
 bool Pipeline::match(const redisReply* reply, Completion& out, NetError& error) {
-  out = Completion{};
   if (written_ == 0) {
     error = from_reader(options_.where, "unexpected reply with no command in flight");
     return false;

@@ -105,8 +105,9 @@ class Pipeline {
   /// True while the reader holds part of a reply.
   bool mid_reply() const noexcept;
 
-  /// Matches `reply` to the oldest command in flight and returns what its callback is to
-  /// receive (nothing to run for a command that timed out or was re-sent as EVAL).
+  /// Matches `reply` to the oldest command in flight and fills `out` (a fresh Completion)
+  /// with what its callback is to receive (nothing to run for a command that timed out or
+  /// was re-sent as EVAL).
   /// False (and `error`) when no command is in flight: the peer is not a sane Redis.
   bool match(const redisReply* reply, Completion& out, NetError& error);
 
