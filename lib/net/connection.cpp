@@ -131,14 +131,14 @@ class ConnectionImpl final : public Connection, private TransportSink {
   }
 
   void submit_command(std::span<const std::string_view> argv, std::chrono::milliseconds timeout,
-                      ReplyCallback callback) {
+                      ReplyCallback&& callback) {
     if (!admit(callback)) return;
     submitted(pipeline_.command(argv, timeout, std::move(callback), uv_hrtime()));
   }
 
   void submit_eval(const scripts::Script& script, std::span<const std::string_view> keys,
                    std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-                   ReplyCallback callback) {
+                   ReplyCallback&& callback) {
     if (!admit(callback)) return;
     submitted(pipeline_.eval(script, keys, args, timeout, std::move(callback), uv_hrtime()));
   }

@@ -63,7 +63,7 @@ std::optional<Completion> Pipeline::admit(ReplyCallback& callback,
 
 std::optional<Completion> Pipeline::command(std::span<const std::string_view> argv,
                                             std::chrono::milliseconds timeout,
-                                            ReplyCallback callback, std::uint64_t now) {
+                                            ReplyCallback&& callback, std::uint64_t now) {
   if (argv.empty()) {
     return failure(std::move(callback), make_error_code(errc::invalid_argument),
                    options_.where + ": empty command");
@@ -81,8 +81,8 @@ std::optional<Completion> Pipeline::command(std::span<const std::string_view> ar
 std::optional<Completion> Pipeline::eval(const scripts::Script& script,
                                          std::span<const std::string_view> keys,
                                          std::span<const std::string_view> args,
-                                         std::chrono::milliseconds timeout, ReplyCallback callback,
-                                         std::uint64_t now) {
+                                         std::chrono::milliseconds timeout,
+                                         ReplyCallback&& callback, std::uint64_t now) {
   if (auto refused = admit(callback, timeout)) return refused;
   char numkeys[24];
   const auto numkeys_end = std::to_chars(numkeys, numkeys + sizeof numkeys, keys.size()).ptr;
@@ -107,7 +107,7 @@ std::optional<Completion> Pipeline::eval(const scripts::Script& script,
 }
 
 // The command's `length` bytes were just appended to out_ by the caller.
-Pipeline::Entry& Pipeline::enqueue(ReplyCallback callback, std::chrono::milliseconds timeout,
+Pipeline::Entry& Pipeline::enqueue(ReplyCallback&& callback, std::chrono::milliseconds timeout,
                                    std::size_t length, std::uint64_t now) {
   const std::uint64_t deadline = saturating_add(now, std::uint64_t(timeout.count()) * ns_per_ms);
   if (entries_.empty()) earliest_ns_ = no_deadline;

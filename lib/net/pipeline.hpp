@@ -77,14 +77,14 @@ class Pipeline {
   /// (empty, no time left, max_pending reached) is returned as the failure to deliver,
   /// and the caller delivers it later (never inside the submitting call).
   std::optional<Completion> command(std::span<const std::string_view> argv,
-                                    std::chrono::milliseconds timeout, ReplyCallback callback,
+                                    std::chrono::milliseconds timeout, ReplyCallback&& callback,
                                     std::uint64_t now);
 
   /// EVALSHA of `script` (which must outlive the command); NOSCRIPT re-sends it as EVAL.
   std::optional<Completion> eval(const scripts::Script& script,
                                  std::span<const std::string_view> keys,
                                  std::span<const std::string_view> args,
-                                 std::chrono::milliseconds timeout, ReplyCallback callback,
+                                 std::chrono::milliseconds timeout, ReplyCallback&& callback,
                                  std::uint64_t now);
 
   // --- bytes out ----------------------------------------------------------------------
@@ -161,7 +161,7 @@ class Pipeline {
   };
 
   std::optional<Completion> admit(ReplyCallback& callback, std::chrono::milliseconds timeout);
-  Entry& enqueue(ReplyCallback callback, std::chrono::milliseconds timeout, std::size_t length,
+  Entry& enqueue(ReplyCallback&& callback, std::chrono::milliseconds timeout, std::size_t length,
                  std::uint64_t now);
   void resend_as_eval();
   std::uint64_t dead_node_ns(std::uint64_t timeout_ms) const;
