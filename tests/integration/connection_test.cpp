@@ -370,12 +370,21 @@ TEST(Connection, ScriptSurvivesScriptFlush) {
   run_inspect(cached);
 }
 
-TEST(Connection, NoscriptFallbackKeepsPipelineOrderAndCallbacks) {
+// A ready connection to a node whose script cache was just flushed. Members are destroyed
+// in reverse order: the connection closes before the loop winds down.
+class ConnectionAfterScriptFlush : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(ping(loop, *connection));
+    ASSERT_FALSE(server.command({"SCRIPT", "FLUSH"}).is_error());
+  }
+
   RedisServer server;
   TestLoop loop;
-  auto connection = open(loop.get(), server.url());
-  ASSERT_TRUE(ping(loop, *connection));
-  ASSERT_FALSE(server.command({"SCRIPT", "FLUSH"}).is_error());
+  ConnectionPtr connection = open(loop.get(), server.url());
+};
+
+TEST_F(ConnectionAfterScriptFlush, NoscriptFallbackKeepsPipelineOrderAndCallbacks) {
   std::vector<std::string_view> keys{"nothing-here"};
   Outcome script, after;
   connection->eval(scripts::inspect(), keys, {}, 2s, record(script));
@@ -392,12 +401,7 @@ TEST(Connection, NoscriptFallbackKeepsPipelineOrderAndCallbacks) {
 // (another client loaded it): the release, submitted when the reply before the acquire's
 // NOSCRIPT arrives, must still run after the resent acquire, or it deletes nothing and the
 // acquire then leaves its value on the node for a whole TTL.
-TEST(Connection, ReleaseQueuedBehindANoscriptAcquireRunsAfterTheResentAcquire) {
-  RedisServer server;
-  TestLoop loop;
-  auto connection = open(loop.get(), server.url());
-  ASSERT_TRUE(ping(loop, *connection));
-  ASSERT_FALSE(server.command({"SCRIPT", "FLUSH"}).is_error());
+TEST_F(ConnectionAfterScriptFlush, ReleaseQueuedBehindANoscriptAcquireRunsAfterTheResentAcquire) {
   const scripts::Script& release = scripts::release();
   ASSERT_FALSE(server.command({"SCRIPT", "LOAD", std::string(release.source)}).is_error());
 
