@@ -1,11 +1,24 @@
 include(GoogleTest)
 
-# redlock_add_test(NAME name SOURCES a.cpp ... LABELS unit|integration|chaos [LIBS ...] [TIMEOUT s])
+# redlock_add_test(NAME name SOURCES a.cpp ... LABELS unit|integration|chaos [LIBS ...] [TIMEOUT s]
+#                  [INTERNAL] [NET])
 # One test executable per area, registered with CTest so `ctest -L <label>` selects it.
+# The common dependencies are keywords rather than copied lists:
+#   INTERNAL  the test includes private headers of lib/ ("client/...", "net/...")
+#   NET       the test drives the connection layer alone: lib/net with the scripts and
+#             the core it needs, hiredis and libuv (implies INTERNAL)
 function(redlock_add_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
+  cmake_parse_arguments(T "INTERNAL;NET" "NAME;TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   redlock_warnings(${T_NAME})
+  if(T_NET)
+    list(APPEND T_LIBS redlock_net redlock_scripts redlock_core PkgConfig::HIREDIS
+         PkgConfig::LIBUV)
+    set(T_INTERNAL TRUE)
+  endif()
+  if(T_INTERNAL)
+    target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/lib)
+  endif()
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main Threads::Threads)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)

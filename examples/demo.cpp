@@ -35,6 +35,8 @@
 
 #include <redlock/redlock.hpp>
 
+#include "../tools/common/duration.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -83,15 +85,9 @@ Durations: 500us, 250ms, 2s, 1m.
 }
 
 std::optional<microseconds> parse_duration(std::string_view text) {
-  std::int64_t number = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (ec != std::errc() || number < 0) return std::nullopt;
-  std::string_view unit(end, text.data() + text.size() - end);
-  if (unit == "us") return microseconds(number);
-  if (unit == "ms") return milliseconds(number);
-  if (unit == "s") return std::chrono::seconds(number);
-  if (unit == "m") return std::chrono::minutes(number);
-  return std::nullopt;
+  const auto parsed = redlock::tools::parse_duration(text, {.microseconds = true});
+  if (!parsed) return std::nullopt;
+  return parsed.value;
 }
 
 int parse_count(const std::string& option, std::string_view text, int max) {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <vector>
 
+#include "common/duration.hpp"
 #include "proxy/fault_proxy.hpp"
 
 namespace redlock::chaos {
@@ -18,17 +19,6 @@ std::vector<std::string_view> words(std::string_view line) {
     if (i > start) out.push_back(line.substr(start, i - start));
   }
   return out;
-}
-
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
-  long long value = 0;
-  const char* end = text.data() + text.size();
-  auto [rest, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || rest == text.data() || value < 0) return std::nullopt;
-  const std::string_view unit(rest, static_cast<std::size_t>(end - rest));
-  if (unit.empty() || unit == "ms") return std::chrono::milliseconds(value);
-  if (unit == "s") return std::chrono::milliseconds(value * 1000);
-  return std::nullopt;
 }
 
 }  // namespace

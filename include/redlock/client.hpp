@@ -16,7 +16,8 @@ namespace redlock {
 
 namespace detail {
 class Engine;
-}
+struct ClientAccess;
+}  // namespace detail
 
 /// A Redlock client over N independent Redis masters.
 ///
@@ -88,9 +89,12 @@ class Client {
   /// The node URLs, passwords removed.
   const std::vector<std::string>& nodes() const noexcept;
 
+ private:
+  // Made only by create() (and, inside the library and its tests, over an engine with
+  // scripted nodes): no public constructor takes a library-internal type.
+  friend struct detail::ClientAccess;
   explicit Client(std::shared_ptr<detail::Engine> engine);
 
- private:
   std::shared_ptr<detail::Engine> engine_;
 };
 

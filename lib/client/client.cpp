@@ -1,5 +1,6 @@
 #include <redlock/client.hpp>
 
+#include "client/client_access.hpp"
 #include "client/engine.hpp"
 #include "client/operations.hpp"
 #include "client/sync_call.hpp"
@@ -26,7 +27,7 @@ milliseconds diagnostic_timeout(const detail::Engine& engine) {
 }  // namespace
 
 std::shared_ptr<Client> Client::create(Options options) {
-  return std::make_shared<Client>(detail::Engine::create(std::move(options)));
+  return detail::ClientAccess::make(detail::Engine::create(std::move(options)));
 }
 
 Client::Client(std::shared_ptr<detail::Engine> engine) : engine_(std::move(engine)) {}

@@ -190,8 +190,12 @@ class RedisNode final : public Node {
               std::span<const std::string_view> args, std::chrono::milliseconds timeout,
               net::ReplyCallback callback) {
     if (!connection_) {
-      // Closed: keep the contract (exactly once, never synchronously) without a connection.
-      // Cannot happen through Engine, which stops using nodes once it closed them.
+      // Closed: keep the contract (exactly once, never synchronously) without a connection,
+      // answering cancelled on a later loop turn as the connection itself would.
+      net::run_next_turn(loop_, [callback = std::move(callback), where = where_] {
+        const std::string detail = where + ": connection closed";
+        callback(net::ReplyView{make_error_code(errc::cancelled), detail, nullptr});
+      });
       return;
     }
     connection_->eval(script, keys, args, timeout, std::move(callback));

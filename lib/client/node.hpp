@@ -61,7 +61,8 @@ class Node {
   virtual void inspect(std::string_view key, std::chrono::milliseconds timeout,
                        NodeCallback done) = 0;
 
-  /// Fails every pending call with cancelled and stops reconnecting.
+  /// Fails every pending call with cancelled and stops reconnecting. Calls made
+  /// afterwards are answered cancelled too, exactly once, on a later loop turn.
   virtual void close() = 0;
 };
 

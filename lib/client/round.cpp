@@ -3,6 +3,7 @@
 #include <uv.h>
 
 #include "client/engine.hpp"
+#include "net/closing.hpp"
 
 namespace redlock::detail {
 
@@ -143,18 +144,7 @@ void run_round(Engine& engine, SendToNode send, VoteRule rule,
     // Closed between the post and now: answer on the next loop turn, like a node would.
     for (auto& outcome : state->result.outcomes) outcome.status = NodeStatus::cancelled;
     state->result.cancelled = true;
-    auto* idle = new uv_idle_t;
-    idle->data = new std::shared_ptr<RoundState>(state);
-    uv_idle_init(engine.loop(), idle);
-    uv_idle_start(idle, [](uv_idle_t* handle) {
-      uv_idle_stop(handle);
-      auto* held = static_cast<std::shared_ptr<RoundState>*>(handle->data);
-      auto round = std::move(*held);
-      delete held;
-      uv_close(reinterpret_cast<uv_handle_t*>(handle),
-               [](uv_handle_t* h) { delete reinterpret_cast<uv_idle_t*>(h); });
-      round->report(core::Clock::now());
-    });
+    net::run_next_turn(engine.loop(), [state] { state->report(core::Clock::now()); });
     return;
   }
   for (std::size_t i = 0; i < nodes.size(); ++i) {

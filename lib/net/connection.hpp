@@ -1,9 +1,11 @@
 #pragma once
 // One asynchronous connection to one Redis node, on a libuv loop.
 //
-// libuv owns the sockets, timers and DNS; hiredis is only the RESP codec
-// (redisReader to parse, redisFormatCommandArgv to encode). Everything here runs on the
-// loop thread: no method may be called from another thread.
+// libuv owns the sockets, timers and DNS. Commands are encoded by our own
+// net/command_encoder.hpp; hiredis only parses replies (its redisReader, bounded by
+// net/reply_reader.hpp). The rules of the pipeline live in net/pipeline.hpp, the
+// AUTH/SELECT handshake in net/handshake.hpp; this class is the libuv shell around them.
+// Everything here runs on the loop thread: no method may be called from another thread.
 
 #include <chrono>
 #include <cstdint>
@@ -16,7 +18,9 @@
 
 #include <redlock/options.hpp>
 
+#include "net/closing.hpp"
 #include "net/endpoint.hpp"
+#include "net/reply.hpp"
 
 struct redisReply;
 struct uv_loop_s;
@@ -49,18 +53,6 @@ struct ConnectionOptions {
   /// can renew its subscriptions after a reconnect. May submit commands.
   std::function<void()> on_ready;
 };
-
-/// What a command's callback receives. Valid only during the callback.
-///   error empty   -> `reply` is the reply (never an error reply).
-///   error set     -> `detail` says why, naming the cause in words (Redis' own text for
-///                    error replies, which are also passed as `reply`; otherwise null).
-struct ReplyView {
-  std::error_code error;
-  std::string_view detail;
-  const redisReply* reply = nullptr;
-};
-
-using ReplyCallback = std::function<void(const ReplyView&)>;
 
 enum class ConnectionState { connecting, ready, backoff, closed };
 
@@ -138,7 +130,7 @@ class Connection {
                ReplyCallback callback);
 
   /// EVALSHA of `script`; on NOSCRIPT, transparently re-sends it as EVAL (same deadline,
-  /// same callback).
+  /// same callback), ahead of every command submitted after it that is not written yet.
   void eval(const scripts::Script& script, std::span<const std::string_view> keys,
             std::span<const std::string_view> args, std::chrono::milliseconds timeout,
             ReplyCallback callback);
@@ -157,9 +149,7 @@ class Connection {
   friend class ConnectionImpl;
 };
 
-struct ConnectionCloser {
-  void operator()(Connection* connection) const noexcept { connection->close(); }
-};
-using ConnectionPtr = std::unique_ptr<Connection, ConnectionCloser>;
+/// The owner of a Connection (net/closing.hpp): destroying it calls close().
+using ConnectionPtr = ClosingPtr<Connection>;
 
 }  // namespace redlock::net

@@ -17,120 +17,17 @@
 #include <vector>
 
 #include "scripts/lock_scripts.hpp"
+#include "support/connection_harness.hpp"
 #include "support/fake_resp_server.hpp"
 #include "support/redis_server.hpp"
 
 namespace redlock::net {
 namespace {
 
-using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
-using std::chrono::milliseconds;
+using namespace redlock::test;  // the connection harness: TestLoop, Outcome, record, ...
 using test::FakeRespServer;
 using test::RedisServer;
 using test::RedisServerOptions;
-
-// Timed assertions are generous: two shared cores, and sanitizer builds.
-constexpr milliseconds long_wait = 10s;
-
-class TestLoop {
- public:
-  TestLoop() {
-    uv_loop_init(&loop_);
-    uv_timer_init(&loop_, &guard_);
-  }
-
-  // Everything the test created must have been closed: the loop must wind down on its
-  // own (a handle still open here is a leak).
-  ~TestLoop() {
-    uv_close(reinterpret_cast<uv_handle_t*>(&guard_), nullptr);
-    const auto give_up = Clock::now() + 5s;
-    while (uv_loop_alive(&loop_) && Clock::now() < give_up) uv_run(&loop_, UV_RUN_ONCE);
-    if (uv_loop_close(&loop_) != 0) {
-      ADD_FAILURE() << "handles still open when the test ended";
-      uv_walk(
-          &loop_,
-          [](uv_handle_t* handle, void*) {
-            if (!uv_is_closing(handle)) uv_close(handle, nullptr);
-          },
-          nullptr);
-      uv_run(&loop_, UV_RUN_DEFAULT);
-      uv_loop_close(&loop_);
-    }
-  }
-
-  uv_loop_t* get() { return &loop_; }
-
-  // Runs the loop until `done` holds or `limit` passes; returns done().
-  bool run_until(const std::function<bool()>& done, milliseconds limit = long_wait) {
-    bool expired = false;
-    guard_.data = &expired;
-    uv_timer_start(
-        &guard_, [](uv_timer_t* t) { *static_cast<bool*>(t->data) = true; },
-        static_cast<std::uint64_t>(limit.count()), 0);
-    while (!done() && !expired) uv_run(&loop_, UV_RUN_ONCE);
-    uv_timer_stop(&guard_);
-    return done();
-  }
-
-  void run_for(milliseconds duration) {
-    run_until([] { return false; }, duration);
-  }
-
- private:
-  uv_loop_t loop_{};
-  uv_timer_t guard_{};
-};
-
-// What one callback saw (copied, since a ReplyView is only valid during the call).
-struct Outcome {
-  int calls = 0;
-  std::error_code error;
-  std::string detail;
-  int type = 0;
-  long long integer = 0;
-  std::string str;
-  std::vector<std::string> elements;
-  Clock::time_point at;
-
-  bool done() const { return calls > 0; }
-  bool ok() const { return calls == 1 && !error; }
-};
-
-ReplyCallback record(Outcome& outcome) {
-  return [&outcome](const ReplyView& view) {
-    ++outcome.calls;
-    outcome.at = Clock::now();
-    outcome.error = view.error;
-    outcome.detail = std::string(view.detail);
-    if (view.reply) {
-      outcome.type = view.reply->type;
-      outcome.integer = view.reply->integer;
-      if (view.reply->str) outcome.str.assign(view.reply->str, view.reply->len);
-      for (std::size_t i = 0; i < view.reply->elements; ++i) {
-        const redisReply* element = view.reply->element[i];
-        outcome.elements.push_back(element->str ? std::string(element->str, element->len)
-                                                : std::to_string(element->integer));
-      }
-    }
-  };
-}
-
-void send(Connection& connection, std::initializer_list<std::string_view> argv,
-          milliseconds timeout, ReplyCallback callback) {
-  std::vector<std::string_view> args(argv);
-  connection.command(args, timeout, std::move(callback));
-}
-
-ConnectionPtr open(uv_loop_t* loop, const std::string& url,
-                   const std::function<void(ConnectionOptions&)>& tweak = {}) {
-  auto endpoint = parse_endpoint(url);
-  EXPECT_TRUE(endpoint) << url;
-  ConnectionOptions options;
-  options.endpoint = *endpoint;
-  if (tweak) tweak(options);
-  return ConnectionPtr(Connection::create(loop, std::move(options)));
-}
 
 // One PING round trip; true when it got PONG.
 bool ping(TestLoop& loop, Connection& connection, milliseconds timeout = 2s) {
@@ -161,14 +58,6 @@ std::uint16_t closed_port() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
   ::close(fd);
   return ntohs(address.sin_port);
-}
-
-long long elapsed_ms(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration_cast<milliseconds>(to - from).count();
-}
-
-void expect_contains(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
 TEST(Connection, RoundTrip) {
@@ -481,12 +370,21 @@ TEST(Connection, ScriptSurvivesScriptFlush) {
   run_inspect(cached);
 }
 
-TEST(Connection, NoscriptFallbackKeepsPipelineOrderAndCallbacks) {
+// A ready connection to a node whose script cache was just flushed. Members are destroyed
+// in reverse order: the connection closes before the loop winds down.
+class ConnectionAfterScriptFlush : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(ping(loop, *connection));
+    ASSERT_FALSE(server.command({"SCRIPT", "FLUSH"}).is_error());
+  }
+
   RedisServer server;
   TestLoop loop;
-  auto connection = open(loop.get(), server.url());
-  ASSERT_TRUE(ping(loop, *connection));
-  ASSERT_FALSE(server.command({"SCRIPT", "FLUSH"}).is_error());
+  ConnectionPtr connection = open(loop.get(), server.url());
+};
+
+TEST_F(ConnectionAfterScriptFlush, NoscriptFallbackKeepsPipelineOrderAndCallbacks) {
   std::vector<std::string_view> keys{"nothing-here"};
   Outcome script, after;
   connection->eval(scripts::inspect(), keys, {}, 2s, record(script));
@@ -497,6 +395,33 @@ TEST(Connection, NoscriptFallbackKeepsPipelineOrderAndCallbacks) {
   EXPECT_EQ(script.elements[0], "-2");  // PTTL of a missing key
   EXPECT_TRUE(after.ok());
   EXPECT_EQ(after.str, "after");
+}
+
+// After SCRIPT FLUSH the acquire's EVALSHA misses while the release script is cached
+// (another client loaded it): the release, submitted when the reply before the acquire's
+// NOSCRIPT arrives, must still run after the resent acquire, or it deletes nothing and the
+// acquire then leaves its value on the node for a whole TTL.
+TEST_F(ConnectionAfterScriptFlush, ReleaseQueuedBehindANoscriptAcquireRunsAfterTheResentAcquire) {
+  const scripts::Script& release = scripts::release();
+  ASSERT_FALSE(server.command({"SCRIPT", "LOAD", std::string(release.source)}).is_error());
+
+  std::vector<std::string_view> keys{"res", "res:fence"};
+  std::vector<std::string_view> acquire_args{"owner-1", "60000", "0"};
+  std::vector<std::string_view> release_keys{"res"};
+  std::vector<std::string_view> release_args{"owner-1"};
+  Outcome before, acquired, released;
+  // One write: the ECHO's reply and the acquire's NOSCRIPT come back together, and the
+  // release is submitted from the ECHO's callback, between the two.
+  send(*connection, {"ECHO", "before"}, 2s, [&](const ReplyView& view) {
+    record(before)(view);
+    connection->eval(release, release_keys, release_args, 2s, record(released));
+  });
+  connection->eval(scripts::acquire(), keys, acquire_args, 2s, record(acquired));
+  ASSERT_TRUE(loop.run_until([&] { return acquired.done() && released.done(); }));
+  EXPECT_TRUE(acquired.ok()) << acquired.detail;
+  EXPECT_TRUE(released.ok()) << released.detail;
+  EXPECT_EQ(released.integer, 1) << "the release ran before the acquire it releases";
+  EXPECT_TRUE(server.command({"GET", "res"}).is_nil()) << "the lock was left on the node";
 }
 
 TEST(Connection, TenThousandPipelinedCommandsInOrderWithFewWrites) {

@@ -14,14 +14,14 @@
 
 #include "net/connection.hpp"
 #include "scripts/lock_scripts.hpp"
-#include "security/connection_harness.hpp"
+#include "support/connection_harness.hpp"
 #include "support/redis_server.hpp"
 
 namespace redlock::net {
 namespace {
 
-// The security tests' harness drives one Connection on a loop of the test thread.
-using namespace security_test;
+// The shared harness drives one Connection on a loop of the test thread.
+using namespace redlock::test;
 using test::RedisServer;
 using test::RedisServerOptions;
 

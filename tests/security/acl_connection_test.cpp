@@ -8,15 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "connection_harness.hpp"
 #include "lock_user_rule.hpp"
 #include "scripts/lock_scripts.hpp"
 #include "scripts/script.hpp"
+#include "support/connection_harness.hpp"
 #include "support/redis_server.hpp"
 
 namespace redlock::security_test {
 namespace {
 
+using namespace redlock::test;  // the connection harness
 using net::ConnectionOptions;
 using test::RedisServer;
 using test::RedisServerOptions;

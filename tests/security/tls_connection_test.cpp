@@ -7,14 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "connection_harness.hpp"
 #include "scripts/lock_scripts.hpp"
+#include "support/connection_harness.hpp"
 #include "support/fake_resp_server.hpp"
 #include "support/redis_server.hpp"
 
 namespace redlock::security_test {
 namespace {
 
+using namespace redlock::test;  // the connection harness
 using net::ConnectionOptions;
 using net::ConnectionState;
 using test::RedisServer;

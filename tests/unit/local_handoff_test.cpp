@@ -17,6 +17,7 @@
 
 #include <redlock/redlock.hpp>
 
+#include "client/client_access.hpp"
 #include "client/engine.hpp"
 #include "client/node.hpp"
 #include "client/timer.hpp"
@@ -159,7 +160,7 @@ TEST(LocalHandoff, WaiterOfTheReleasingClientIsSentItsAcquireBehindTheRelease) {
     nodes.push_back(node.get());
     return node;
   });
-  auto client = std::make_shared<Client>(engine);
+  auto client = ClientAccess::make(engine);
 
   auto holder = client->try_lock("handoff", 10s);
   ASSERT_TRUE(holder) << holder.error().message();

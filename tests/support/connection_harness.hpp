@@ -15,7 +15,7 @@
 
 #include "net/connection.hpp"
 
-namespace redlock::security_test {
+namespace redlock::test {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -144,4 +144,4 @@ inline void expect_contains(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' not in: " << text;
 }
 
-}  // namespace redlock::security_test
+}  // namespace redlock::test

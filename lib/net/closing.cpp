@@ -1,0 +1,35 @@
+#include "net/closing.hpp"
+
+#include <uv.h>
+
+#include <utility>
+
+namespace redlock::net {
+namespace {
+
+struct NextTurn {
+  uv_idle_t handle{};
+  std::function<void()> task;
+
+  static void on_idle(uv_idle_t* handle) {
+    auto* self = static_cast<NextTurn*>(handle->data);
+    uv_idle_stop(handle);
+    // Taken out first: the task may post further tasks, and the handle closes now.
+    std::function<void()> task = std::exchange(self->task, nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(handle),
+             [](uv_handle_t* closed) { delete static_cast<NextTurn*>(closed->data); });
+    if (task) task();
+  }
+};
+
+}  // namespace
+
+void run_next_turn(uv_loop_s* loop, std::function<void()> task) {
+  auto* next = new NextTurn;
+  next->task = std::move(task);
+  next->handle.data = next;
+  uv_idle_init(loop, &next->handle);
+  uv_idle_start(&next->handle, &NextTurn::on_idle);
+}
+
+}  // namespace redlock::net

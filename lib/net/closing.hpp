@@ -1,0 +1,32 @@
+#pragma once
+// The one ownership rule for objects that own libuv handles or requests (a Connection, a
+// Transport, a DNS lookup, a client Timer, a task for the next loop turn): libuv may
+// still call into a handle after its owner is done with it, so memory is released only
+// in libuv's close callback. The owner therefore never deletes such an object: it calls
+// close() exactly once, and the object frees itself once libuv is done with it (the loop
+// must keep running until then). ClosingPtr is that owner.
+
+#include <functional>
+#include <memory>
+
+struct uv_loop_s;
+
+namespace redlock::net {
+
+struct CloseDeleter {
+  template <typename T>
+  void operator()(T* object) const noexcept {
+    object->close();
+  }
+};
+
+/// Owns a self-closing object: destroying or resetting it calls close().
+template <typename T>
+using ClosingPtr = std::unique_ptr<T, CloseDeleter>;
+
+/// Runs `task` once on a later turn of `loop` (never inside this call), then frees what
+/// it used. Loop thread only. If the loop is closed before that turn, the task never runs;
+/// callers that must answer a callback rely on the loop being run until it is empty.
+void run_next_turn(uv_loop_s* loop, std::function<void()> task);
+
+}  // namespace redlock::net

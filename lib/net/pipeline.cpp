@@ -1,0 +1,363 @@
+#include "net/pipeline.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <utility>
+
+#include "net/command_encoder.hpp"
+#include "net/reply_reader.hpp"
+#include "scripts/script.hpp"
+
+namespace redlock::net {
+namespace {
+
+constexpr std::uint64_t ns_per_ms = 1'000'000;
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return a > no_deadline - b ? no_deadline : a + b;
+}
+
+}  // namespace
+
+void Completion::run() {
+  if (!callback) return;
+  ReplyCallback call = std::exchange(callback, nullptr);
+  call(ReplyView{error, detail, reply});
+}
+
+void ReplyDeleter::operator()(redisReply* reply) const noexcept {
+  freeReplyObject(reply);
+}
+
+Pipeline::Pipeline(PipelineOptions options)
+    : options_(std::move(options)), reader_(create_reply_reader()) {}
+
+Pipeline::~Pipeline() {
+  if (reader_) free_reply_reader(reader_);
+}
+
+// --- commands in ----------------------------------------------------------------------
+
+Completion Pipeline::failure(ReplyCallback callback, std::error_code error,
+                             std::string detail) const {
+  return Completion{std::move(callback), error, std::move(detail), nullptr};
+}
+
+std::optional<Completion> Pipeline::admit(ReplyCallback& callback,
+                                          std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) {
+    return failure(std::move(callback), make_error_code(errc::timeout),
+                   options_.where + ": no time left for the command (timeout " +
+                       std::to_string(timeout.count()) + " ms)");
+  }
+  if (options_.max_pending > 0 && entries_.size() >= options_.max_pending) {
+    return failure(std::move(callback), make_error_code(errc::overloaded),
+                   options_.where + ": " + std::to_string(entries_.size()) +
+                       " commands already pending (max_pending)");
+  }
+  return std::nullopt;
+}
+
+std::optional<Completion> Pipeline::command(std::span<const std::string_view> argv,
+                                            std::chrono::milliseconds timeout,
+                                            ReplyCallback&& callback, std::uint64_t now) {
+  if (argv.empty()) {
+    return failure(std::move(callback), make_error_code(errc::invalid_argument),
+                   options_.where + ": empty command");
+  }
+  if (auto refused = admit(callback, timeout)) return refused;
+  const std::size_t begin = out_.size();
+  append_command(out_, argv);
+  Entry& entry = enqueue(std::move(callback), timeout, out_.size() - begin, now);
+  entry.script = nullptr;
+  entry.command.assign(argv[0]);
+  entry.script_name = {};
+  return std::nullopt;
+}
+
+std::optional<Completion> Pipeline::eval(const scripts::Script& script,
+                                         std::span<const std::string_view> keys,
+                                         std::span<const std::string_view> args,
+                                         std::chrono::milliseconds timeout,
+                                         ReplyCallback&& callback, std::uint64_t now) {
+  if (auto refused = admit(callback, timeout)) return refused;
+  char numkeys[24];
+  const auto numkeys_end = std::to_chars(numkeys, numkeys + sizeof numkeys, keys.size()).ptr;
+  const std::size_t argc = 3 + keys.size() + args.size();
+  const std::size_t begin = out_.size();
+  append_array_header(out_, argc);
+  append_bulk(out_, "EVALSHA");
+  append_bulk(out_, script.sha1);
+  // EVAL differs from EVALSHA only in its first two arguments, so the encoded rest
+  // ("numkeys key... arg...") is kept to re-send the script on NOSCRIPT.
+  const std::size_t tail = out_.size();
+  append_bulk(out_, std::string_view(numkeys, static_cast<std::size_t>(numkeys_end - numkeys)));
+  for (std::string_view key : keys) append_bulk(out_, key);
+  for (std::string_view arg : args) append_bulk(out_, arg);
+  Entry& entry = enqueue(std::move(callback), timeout, out_.size() - begin, now);
+  entry.script = &script;
+  entry.command.assign("EVALSHA");
+  entry.script_name = script.name;
+  entry.argc = argc;
+  entry.eval_tail.assign(out_, tail, std::string::npos);
+  return std::nullopt;
+}
+
+// The command's `length` bytes were just appended to out_ by the caller.
+Pipeline::Entry& Pipeline::enqueue(ReplyCallback&& callback, std::chrono::milliseconds timeout,
+                                   std::size_t length, std::uint64_t now) {
+  const std::uint64_t deadline = saturating_add(now, std::uint64_t(timeout.count()) * ns_per_ms);
+  if (entries_.empty()) earliest_ns_ = no_deadline;
+  Entry& entry = entries_.push_back();
+  entry.callback = std::move(callback);
+  entry.deadline_ns = deadline;
+  entry.timeout_ms = std::uint64_t(timeout.count());
+  entry.bytes = length;
+  entry.abandoned = false;
+  entry.sequence = commands_++;
+  earliest_ns_ = std::min(earliest_ns_, deadline);
+  return entry;
+}
+
+// --- bytes out ------------------------------------------------------------------------
+
+std::string& Pipeline::take_unsent() noexcept {
+  written_ = entries_.size();
+  return out_;
+}
+
+// --- bytes in -------------------------------------------------------------------------
+
+bool Pipeline::feed(const char* data, std::size_t size, NetError& error) {
+  if (redisReaderFeed(reader_, data, size) == REDIS_OK) return true;
+  error = from_reader(options_.where, reader_->errstr);
+  return false;
+}
+
+ReplyPtr Pipeline::read(NetError& error) {
+  void* object = nullptr;
+  if (redisReaderGetReply(reader_, &object) != REDIS_OK) {
+    const std::string oversized = oversized_reply_error(reader_);
+    error = from_reader(options_.where, oversized.empty() ? reader_->errstr : oversized);
+    return nullptr;
+  }
+  return ReplyPtr(static_cast<redisReply*>(object));
+}
+
+bool Pipeline::mid_reply() const noexcept {
+  // hiredis keeps unparsed bytes (or a half-built aggregate) when a reply is cut off.
+  // ridx alone is no sign: hiredis 0.14 leaves it at 0 after a GetReply call that found
+  // the buffer fully consumed, so only a nested level (ridx > 0) counts.
+  return reader_->ridx > 0 || reader_->pos < reader_->len;
+}
+
+bool Pipeline::match(const redisReply* reply, Completion& out, NetError& error) {
+  if (written_ == 0) {
+    error = from_reader(options_.where, "unexpected reply with no command in flight");
+    return false;
+  }
+  Entry& entry = entries_.front();
+  const bool is_error = reply->type == REDIS_REPLY_ERROR;
+  const std::string_view text = is_error ? std::string_view(reply->str, reply->len) : "";
+  if (is_error && entry.script != nullptr && is_noscript(text)) {
+    resend_as_eval();
+    return true;
+  }
+  if (entry.abandoned) ++late_replies_;
+  out.callback = std::exchange(entry.callback, nullptr);
+  entry.script = nullptr;
+  out.reply = reply;
+  if (is_error && out.callback) {
+    out.error = classify_error_reply(text);
+    if (is_permission_error(text)) {
+      // ACLs differ from node to node, so a denial says where, and what was denied.
+      out.detail = denial_detail(text, entry);
+    } else if (text.empty()) {
+      // "-\r\n" gives no reason, yet every error detail must say what happened and where.
+      out.detail = options_.where + ": error reply without text";
+    } else {
+      out.detail.assign(text);
+    }
+  }
+  entries_.pop_front();
+  --written_;
+  return true;
+}
+
+// "<Redis' text> (EVALSHA of the acquire script on 127.0.0.1:7101)": Redis' own words
+// first, so that a reader that matches on them still does.
+std::string Pipeline::denial_detail(std::string_view text, const Entry& entry) const {
+  std::string detail(text);
+  detail.append(" (").append(entry.command);
+  if (!entry.script_name.empty()) {
+    detail.append(" of the ").append(entry.script_name).append(" script");
+  }
+  detail.append(" on ").append(options_.where).append(")");
+  return detail;
+}
+
+// The server lost the script (SCRIPT FLUSH, restart, failover): send its source with
+// EVAL, keeping deadline and callback. The retry takes its place in submission order
+// among the commands not written yet, ahead of every one submitted after it, so that it
+// runs on the node before them: a release submitted after its acquire must never run
+// first and leave the acquire's value behind for a whole TTL. (Commands written after
+// the EVALSHA ran already; if theirs were scripts too they meet NOSCRIPT as well and
+// their retries line up behind this one.)
+void Pipeline::resend_as_eval() {
+  Entry& old_entry = entries_.front();
+  ReplyCallback callback = std::exchange(old_entry.callback, nullptr);
+  const std::uint64_t deadline = old_entry.deadline_ns;
+  const std::uint64_t timeout_ms = old_entry.timeout_ms;
+  const scripts::Script* script = std::exchange(old_entry.script, nullptr);
+  const std::size_t argc = old_entry.argc;
+  const std::uint64_t sequence = old_entry.sequence;
+  const std::string_view script_name = old_entry.script_name;
+  std::string tail;
+  tail.swap(old_entry.eval_tail);
+  entries_.pop_front();
+  --written_;
+
+  std::string eval;
+  append_array_header(eval, argc);
+  append_bulk(eval, "EVAL");
+  append_bulk(eval, script->source);
+  eval.append(tail);
+  std::size_t position = written_;
+  std::size_t offset = 0;
+  while (position < entries_.size() && entries_[position].sequence < sequence) {
+    offset += entries_[position].bytes;
+    ++position;
+  }
+  out_.insert(offset, eval);
+
+  Entry& entry = entries_.insert(position);
+  entry.sequence = sequence;
+  entry.callback = std::move(callback);
+  entry.deadline_ns = deadline;
+  entry.timeout_ms = timeout_ms;
+  entry.bytes = eval.size();
+  entry.script = nullptr;  // EVAL cannot answer NOSCRIPT
+  entry.command.assign("EVAL");
+  entry.script_name = script_name;
+  entry.argc = argc;
+  entry.eval_tail.swap(tail);
+  entry.abandoned = false;
+}
+
+// --- the time in ----------------------------------------------------------------------
+
+std::uint64_t Pipeline::next_deadline() const noexcept {
+  return entries_.empty() ? no_deadline : earliest_ns_;
+}
+
+// How long past its deadline an unanswered command makes the node count as dead.
+// Clamped so that no product overflows, whatever the timeout and options.
+std::uint64_t Pipeline::dead_node_ns(std::uint64_t timeout_ms) const {
+  constexpr std::uint64_t max_ms = no_deadline / ns_per_ms;
+  const std::uint64_t factor = options_.dead_node_factor;
+  const std::uint64_t scaled_ms =
+      std::min(timeout_ms, max_ms / std::max<std::uint64_t>(factor, 1)) * factor;
+  const std::uint64_t min_ms =
+      std::uint64_t(std::max<std::int64_t>(options_.dead_node_min.count(), 0));
+  return std::min(std::max(min_ms, scaled_ms), max_ms) * ns_per_ms;
+}
+
+std::uint64_t Pipeline::dead_at(const Entry& entry) const {
+  return saturating_add(entry.deadline_ns, dead_node_ns(entry.timeout_ms));
+}
+
+std::optional<NetError> Pipeline::expire(std::uint64_t now, bool connecting,
+                                         std::vector<Completion>& out) {
+  // Replies come in order, so an unanswered command this late means the node answers
+  // nothing at all: only then is the connection worth dropping.
+  for (std::size_t i = 0; i < written_; ++i) {
+    const Entry& entry = entries_[i];
+    if (dead_at(entry) <= now) {
+      const std::uint64_t waited_ms = (dead_at(entry) - entry.deadline_ns) / ns_per_ms;
+      return NetError{make_error_code(errc::connection_error),
+                      options_.where + ": connection dropped: a command got no reply within " +
+                          std::to_string(entry.timeout_ms + waited_ms) + " ms"};
+    }
+  }
+  abandon_late(now, out);
+  expire_queued(now, connecting, out);
+  earliest_ns_ = no_deadline;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& entry = entries_[i];
+    earliest_ns_ = std::min(earliest_ns_, entry.abandoned ? dead_at(entry) : entry.deadline_ns);
+  }
+  return std::nullopt;
+}
+
+// Commands in flight that ran out of time fail alone; their entries stay, abandoned, to
+// take their replies when these come.
+void Pipeline::abandon_late(std::uint64_t now, std::vector<Completion>& out) {
+  for (std::size_t i = 0; i < written_; ++i) {
+    Entry& entry = entries_[i];
+    if (entry.abandoned || entry.deadline_ns > now) continue;
+    out.push_back(failure(std::exchange(entry.callback, nullptr), make_error_code(errc::timeout),
+                          no_reply_detail(entry.timeout_ms)));
+    entry.script = nullptr;  // a NOSCRIPT reply is discarded like any other
+    entry.abandoned = true;
+  }
+}
+
+// Commands not written yet (waiting for the connection) that ran out of time are removed
+// with their bytes; the connection itself is not at fault.
+void Pipeline::expire_queued(std::uint64_t now, bool connecting, std::vector<Completion>& out) {
+  const std::size_t before = out.size();
+  std::size_t keep = written_;
+  std::size_t read_at = 0;
+  std::size_t write_at = 0;
+  for (std::size_t i = written_; i < entries_.size(); ++i) {
+    Entry& entry = entries_[i];
+    const std::size_t bytes = entry.bytes;
+    if (entry.deadline_ns <= now) {
+      out.push_back(failure(
+          std::exchange(entry.callback, nullptr), make_error_code(errc::timeout),
+          no_reply_detail(entry.timeout_ms) + (connecting ? " (not sent: still connecting)" : "")));
+      entry.script = nullptr;
+    } else {
+      if (write_at != read_at) std::memmove(out_.data() + write_at, out_.data() + read_at, bytes);
+      write_at += bytes;
+      if (keep != i) std::swap(entries_[keep], entry);
+      ++keep;
+    }
+    read_at += bytes;
+  }
+  if (out.size() == before) return;
+  out_.resize(write_at);
+  entries_.truncate(keep);
+}
+
+void Pipeline::fail_all(std::error_code error, std::string_view detail, std::uint64_t expired_at,
+                        std::vector<Completion>& out) {
+  free_reply_reader(reader_);
+  reader_ = create_reply_reader();
+  written_ = 0;
+  out_.clear();
+  while (!entries_.empty()) {
+    Entry& entry = entries_.front();
+    ReplyCallback callback = std::exchange(entry.callback, nullptr);
+    entry.script = nullptr;
+    const bool expired = entry.deadline_ns <= expired_at;
+    const std::uint64_t timeout_ms = entry.timeout_ms;
+    entries_.pop_front();
+    if (!callback) continue;
+    if (expired) {
+      out.push_back(failure(std::move(callback), make_error_code(errc::timeout),
+                            no_reply_detail(timeout_ms)));
+    } else {
+      out.push_back(failure(std::move(callback), error, std::string(detail)));
+    }
+  }
+}
+
+std::string Pipeline::no_reply_detail(std::uint64_t timeout_ms) const {
+  return options_.where + ": no reply within " + std::to_string(timeout_ms) + " ms";
+}
+
+}  // namespace redlock::net

@@ -1,0 +1,185 @@
+#pragma once
+// The rules of one Redis connection's pipeline, without I/O: commands in, bytes out;
+// bytes and the time in, the callbacks to run out.
+//
+// It owns the queue of commands (in flight first, then not yet written), their encoded
+// bytes, the reply reader, and every rule about matching replies to commands: deadlines
+// that fail one command and keep its slot, the dead-node bound, max_pending, and the
+// EVALSHA -> EVAL resend on NOSCRIPT. It never touches a socket, a timer or a clock:
+// the connection around it (net/connection.cpp) writes the bytes it hands out, feeds it
+// what the socket read, asks it when to look again, and runs the Completions it returns.
+// So every rule is unit-tested with scripted reply bytes and a manual clock.
+//
+// Times are nanoseconds on any monotonic clock (the connection uses uv_hrtime()).
+
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "net/errors.hpp"
+#include "net/reply.hpp"
+#include "net/ring.hpp"
+
+struct redisReader;
+struct redisReply;
+
+namespace redlock::scripts {
+struct Script;
+}
+
+namespace redlock::net {
+
+inline constexpr std::uint64_t no_deadline = std::numeric_limits<std::uint64_t>::max();
+
+struct PipelineOptions {
+  std::string where;  ///< host:port or socket path: names the node in every detail
+  /// See ConnectionOptions (net/connection.hpp) for these three.
+  std::size_t max_pending = 4096;
+  std::chrono::milliseconds dead_node_min{1000};
+  std::uint32_t dead_node_factor = 10;
+};
+
+/// A callback taken out of its slot, with what it is to receive. Running it is the
+/// caller's job, so that the pipeline is never inside a callback.
+struct Completion {
+  ReplyCallback callback;  ///< empty when there is nothing to run
+  std::error_code error;
+  std::string detail;
+  const redisReply* reply = nullptr;  ///< owned by whoever read it; valid while it runs
+
+  /// Calls the callback, if any, once: it is taken out before it runs.
+  void run();
+};
+
+/// Frees a reply read by Pipeline::read().
+struct ReplyDeleter {
+  void operator()(redisReply* reply) const noexcept;
+};
+using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+
+class Pipeline {
+ public:
+  explicit Pipeline(PipelineOptions options);
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // --- commands in --------------------------------------------------------------------
+
+  /// Queues argv with a deadline `timeout` after `now`. A command that cannot be queued
+  /// (empty, no time left, max_pending reached) is returned as the failure to deliver,
+  /// and the caller delivers it later (never inside the submitting call).
+  std::optional<Completion> command(std::span<const std::string_view> argv,
+                                    std::chrono::milliseconds timeout, ReplyCallback&& callback,
+                                    std::uint64_t now);
+
+  /// EVALSHA of `script` (which must outlive the command); NOSCRIPT re-sends it as EVAL.
+  std::optional<Completion> eval(const scripts::Script& script,
+                                 std::span<const std::string_view> keys,
+                                 std::span<const std::string_view> args,
+                                 std::chrono::milliseconds timeout, ReplyCallback&& callback,
+                                 std::uint64_t now);
+
+  // --- bytes out ----------------------------------------------------------------------
+
+  /// Encoded bytes of the commands not written yet.
+  bool has_unsent() const noexcept { return !out_.empty(); }
+  /// Marks every queued command as written and hands out their bytes; the caller gives
+  /// them to the transport, which empties the string (see Transport::write).
+  std::string& take_unsent() noexcept;
+
+  // --- bytes in -----------------------------------------------------------------------
+
+  /// Feeds bytes read from the socket. False (and `error`) on a protocol error.
+  bool feed(const char* data, std::size_t size, NetError& error);
+  /// The next complete reply, or null: then `error` is set on a protocol error, and left
+  /// empty when the bytes fed so far hold no complete reply.
+  ReplyPtr read(NetError& error);
+  /// True while the reader holds part of a reply.
+  bool mid_reply() const noexcept;
+
+  /// Matches `reply` to the oldest command in flight and fills `out` (a fresh Completion)
+  /// with what its callback is to receive (nothing to run for a command that timed out or
+  /// was re-sent as EVAL).
+  /// False (and `error`) when no command is in flight: the peer is not a sane Redis.
+  bool match(const redisReply* reply, Completion& out, NetError& error);
+
+  // --- the time in --------------------------------------------------------------------
+
+  /// The earliest moment a command needs a look: a live command's deadline, or an
+  /// abandoned one's dead-node bound. no_deadline when nothing is pending. May be early
+  /// (after commands completed); never late.
+  std::uint64_t next_deadline() const noexcept;
+
+  /// Decides what passed its deadline by `now`. Commands in flight fail alone
+  /// (errc::timeout) and keep their slot, abandoned, so that their reply is matched to
+  /// them and dropped; commands not written yet are removed with their bytes.
+  /// `connecting` words the detail of the latter ("not sent: still connecting").
+  /// When a command in flight is still unanswered at the dead-node bound, nothing is
+  /// expired and the error to drop the connection with is returned instead.
+  std::optional<NetError> expire(std::uint64_t now, bool connecting, std::vector<Completion>& out);
+
+  /// Takes every command out, in order, for the connection being dropped or closed, and
+  /// starts a fresh reader. Commands whose deadline passed by `expired_at` get
+  /// errc::timeout, the others `error`; abandoned ones were answered already.
+  void fail_all(std::error_code error, std::string_view detail, std::uint64_t expired_at,
+                std::vector<Completion>& out);
+
+  /// Commands queued or in flight, counting abandoned ones whose reply is still due.
+  std::size_t pending() const noexcept { return entries_.size(); }
+  /// Commands whose bytes went out and whose reply has not come.
+  std::size_t in_flight() const noexcept { return written_; }
+  std::uint64_t commands() const noexcept { return commands_; }
+  std::uint64_t late_replies() const noexcept { return late_replies_; }
+
+ private:
+  // A command queued or in flight. Slots are reused (see Ring), so eval_tail keeps its
+  // capacity across commands.
+  struct Entry {
+    ReplyCallback callback;
+    std::uint64_t deadline_ns = 0;
+    std::uint64_t timeout_ms = 0;             // for the error text only
+    std::size_t bytes = 0;                    // encoded length, while the bytes wait in out_
+    const scripts::Script* script = nullptr;  // set while a NOSCRIPT fallback is possible
+    std::size_t argc = 0;
+    std::string eval_tail;
+    // What was sent, for the text of an ACL denial, which Redis words without naming the
+    // command or key: "EVALSHA"/"EVAL" plus the script's name, or the command's argv[0].
+    std::string command;
+    std::string_view script_name;  // the Script outlives the command (see eval())
+    // Timed out while in flight: the callback already ran, and the reply, when it comes,
+    // is discarded. The entry stays so that the replies after it still match in order.
+    bool abandoned = false;
+    std::uint64_t sequence = 0;  // submission order, kept by a NOSCRIPT resend
+  };
+
+  std::optional<Completion> admit(ReplyCallback& callback, std::chrono::milliseconds timeout);
+  Entry& enqueue(ReplyCallback&& callback, std::chrono::milliseconds timeout, std::size_t length,
+                 std::uint64_t now);
+  void resend_as_eval();
+  std::uint64_t dead_node_ns(std::uint64_t timeout_ms) const;
+  std::uint64_t dead_at(const Entry& entry) const;
+  void abandon_late(std::uint64_t now, std::vector<Completion>& out);
+  void expire_queued(std::uint64_t now, bool connecting, std::vector<Completion>& out);
+  std::string denial_detail(std::string_view text, const Entry& entry) const;
+  std::string no_reply_detail(std::uint64_t timeout_ms) const;
+  Completion failure(ReplyCallback callback, std::error_code error, std::string detail) const;
+
+  PipelineOptions options_;
+  redisReader* reader_ = nullptr;
+  std::string out_;                          // encoded bytes of entries [written_, size)
+  Ring<Entry> entries_;                      // in flight first, then queued
+  std::size_t written_ = 0;                  // entries whose bytes went to the transport
+  std::uint64_t earliest_ns_ = no_deadline;  // lower bound of when an entry needs a look
+  std::uint64_t commands_ = 0;
+  std::uint64_t late_replies_ = 0;
+};
+
+}  // namespace redlock::net
