@@ -11,6 +11,7 @@
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
 #include <redlock/result.hpp>
+#include <redlock/semaphore.hpp>
 
 namespace redlock {
 
@@ -61,6 +62,19 @@ class Client {
   /// on infrastructure trouble makes one try_lock() first, as the CLI does.
   Result<Lock> lock(std::string_view key, const LockOptions& options);
   void lock_async(std::string_view key, LockOptions options, LockCallback callback);
+
+  /// One permit of the counting semaphore `key` (see SemaphoreOptions): acquired when a
+  /// quorum of semaphore_quorum(K) nodes each had fewer than K live holders. Waiting,
+  /// retries, validity, extend(), unlock(), the watchdog and the per-node outcomes are
+  /// the lock()'s; the returned Lock has no fencing token. errc::conflict when the
+  /// permits are taken, errc::wrong_kind when `key` is used as another kind of lock,
+  /// errc::invalid_argument for K < 1, an unsafe quorum or bad lock options.
+  Result<Lock> acquire_permit(std::string_view key, const SemaphoreOptions& options);
+  /// acquire_permit() without waiting; `callback` as for lock_async().
+  void acquire_permit_async(std::string_view key, SemaphoreOptions options, LockCallback callback);
+  /// The quorum acquire_permit() uses for `permits` with `quorum` (0 = the smallest safe
+  /// one) on this client's nodes, or errc::invalid_argument saying why it is unsafe.
+  Result<int> semaphore_quorum(int permits, int quorum = 0) const;
 
   /// Per node: the current holder's value and remaining TTL (NodeStatus::held), or
   /// NodeStatus::not_held when the key is free there, or the node's error.

@@ -17,9 +17,11 @@ std::string sha1_hex(std::string_view text) {
 }
 
 Script make(std::string_view name, std::string_view source) {
-  return Script{name, source, sha1_hex(source)};
+  return make_script(name, source);
 }
 
+// The owner checks GET with pcall: on a key of another type (a semaphore, family_scripts.hpp)
+// GET fails with WRONGTYPE, which then reads as "not ours" instead of a Redis error.
 // GET before SET NX would be racy outside a script; inside, the whole body is atomic.
 constexpr std::string_view acquire_source = R"lua(
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -28,11 +30,15 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   end
   return {1, 0}
 end
+local kind = redis.call('TYPE', KEYS[1])['ok']
+if kind ~= 'string' then
+  return {-1, kind}
+end
 return {0, redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[1]) or ''}
 )lua";
 
 constexpr std::string_view release_source = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   if ARGV[2] == '1' then
     redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
@@ -43,7 +49,7 @@ return 0
 )lua";
 
 constexpr std::string_view extend_source = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 0
@@ -51,7 +57,7 @@ return 0
 
 // Lua numbers are doubles: tokens stay exact up to 2^53, far beyond any real counter.
 constexpr std::string_view fence_source = R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 local current = tonumber(redis.call('GET', KEYS[2]) or '0')
@@ -77,6 +83,10 @@ return {1, highest}
 )lua";
 
 }  // namespace
+
+Script make_script(std::string_view name, std::string_view source) {
+  return Script{name, source, sha1_hex(source)};
+}
 
 const Script& acquire() {
   static const Script script = make("acquire", acquire_source);

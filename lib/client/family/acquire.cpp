@@ -1,0 +1,219 @@
+// Acquiring a primitive of the lock family: the exclusive lock's attempt loop (fan-out,
+// early decision, validity from the attempt's start, release of leftovers on every node
+// after a failed attempt, jittered retries, waiting woken by release announcements)
+// with the primitive's own scripts and quorum.
+
+#include "client/engine.hpp"
+#include "client/family/held.hpp"
+#include "client/lock_state.hpp"
+#include "client/round.hpp"
+#include "client/timer.hpp"
+#include "client/watchdog.hpp"
+#include "core/lock_value.hpp"
+#include "core/retry.hpp"
+
+namespace redlock::detail {
+
+using core::Clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+/// How long until the earliest holder seen by the nodes that refused can expire. For a
+/// semaphore any one of the K holders leaving frees a permit, so the shortest remaining
+/// time among refusing nodes is when an attempt can first succeed.
+std::optional<milliseconds> earliest_expiry(const RoundResult& round) {
+  std::optional<milliseconds> earliest;
+  int held = 0;
+  for (const auto& outcome : round.outcomes) {
+    if (outcome.status != NodeStatus::held) continue;
+    ++held;
+    if (outcome.remaining_ttl.count() >= 0 && (!earliest || outcome.remaining_ttl < *earliest)) {
+      earliest = outcome.remaining_ttl;
+    }
+  }
+  // Refused by so many nodes that no quorum was possible: the holders are real, and one
+  // of them leaving announces a release.
+  if (held <= static_cast<int>(round.outcomes.size()) - round.quorum) return std::nullopt;
+  return earliest;
+}
+
+class FamilyAcquire final : public Cancellable, public std::enable_shared_from_this<FamilyAcquire> {
+ public:
+  FamilyAcquire(std::shared_ptr<Engine> engine, std::shared_ptr<const Held> held,
+                LockOptions options, AcquireDone done)
+      : engine_(std::move(engine)),
+        held_(std::move(held)),
+        what_(held_->describe()),
+        options_(std::move(options)),
+        done_(std::move(done)),
+        started_(Clock::now()),
+        schedule_({engine_->options().retry_delay, engine_->options().retry_jitter,
+                   options_.max_attempts},
+                  started_ + options_.wait, engine_->random()),
+        node_timeout_(engine_->node_timeout(options_.ttl)) {}
+
+  void start() {
+    if (options_.wait.count() == 0) return attempt();
+    timer_ = Timer::create(engine_->loop());
+    engine_->track(shared_from_this());
+    if (finished_) return;
+    // Subscribed before the first attempt: a release between a failed attempt and the
+    // wait cannot be missed.
+    std::weak_ptr<FamilyAcquire> weak = shared_from_this();
+    const auto watched = engine_->notifier().watch(
+        held_->key,
+        [weak] {
+          if (auto self = weak.lock(); self && !self->finished_ && self->engine_->open()) {
+            self->timer_->stop();
+            self->attempt();
+          }
+        },
+        [weak] {
+          if (auto self = weak.lock(); self && !self->finished_ && self->attempts_ == 0) {
+            self->attempt();
+          }
+        });
+    watch_id_ = watched.id;
+    if (watched.ready) attempt();
+  }
+
+  void cancel() override { finish(cancelled_error("acquire " + what_)); }
+
+ private:
+  void attempt() {
+    ++attempts_;
+    if (watch_id_) engine_->notifier().attempt_started(*watch_id_);
+    auto value = core::new_lock_value();
+    run_round(
+        *engine_,
+        [&](Node& node, NodeCallback done) {
+          send_family_acquire(node, *held_, value, options_.ttl, node_timeout_, std::move(done));
+        },
+        vote_owner_action,
+        [self = shared_from_this(), value](RoundResult round) mutable {
+          self->on_round(std::move(round), std::move(value));
+        },
+        held_->quorum);
+  }
+
+  void on_round(RoundResult round, std::string value) {
+    if (finished_) return;
+    const auto what = "acquire " + what_;
+    if (round.cancelled && !engine_->open()) return finish(cancelled_error(what));
+    if (auto wrong = wrong_kind_error(round, what)) {
+      release_leftovers(value, round);
+      return finish(std::move(*wrong));
+    }
+    if (!round.reached()) {
+      const auto code = round.failure == core::FailureKind::unreachable ? errc::quorum_unreachable
+                                                                        : errc::conflict;
+      auto message = what + " failed: " + round.summary("granted");
+      return attempt_failed(Error(make_error_code(code), std::move(message), round.outcomes), value,
+                            round);
+    }
+    const auto now = Clock::now();
+    const auto valid_until = core::valid_until(round.start, options_.ttl, engine_->drift());
+    if (valid_until <= now) {
+      auto message = what + " failed: a quorum agreed too late, leaving no validity of the " +
+                     std::to_string(options_.ttl.count()) + " ms ttl";
+      return attempt_failed(
+          Error(make_error_code(errc::validity_expired), std::move(message), round.outcomes), value,
+          round);
+    }
+    auto state = std::make_shared<LockState>();
+    state->engine = engine_;
+    state->resource = held_->key;
+    state->held = held_;
+    state->value = std::move(value);
+    state->nodes = std::move(round.outcomes);
+    state->ttl = options_.ttl;
+    state->set_valid_until(valid_until);
+    if (options_.auto_extend) {
+      start_watchdog(state,
+                     options_.extend_every.count() > 0 ? options_.extend_every : options_.ttl / 3,
+                     options_.on_lost);
+    }
+    finish(std::move(state));
+  }
+
+  // A failed attempt may have left our value on nodes that granted, did not answer in
+  // time or answered after the decision: released on each of them, not announced.
+  void release_leftovers(const std::string& value, const RoundResult& round) {
+    if (!engine_->open()) return;
+    auto& nodes = engine_->nodes();
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const auto& outcome = round.outcomes[i];
+      if (outcome.status == NodeStatus::held || outcome.error == errc::wrong_kind) continue;
+      send_family_release(*nodes[i], *held_, value, Announce::no, node_timeout_,
+                          engine_->count_release([](NodeReply) {}));
+    }
+  }
+
+  void attempt_failed(Error error, const std::string& value, const RoundResult& round) {
+    release_leftovers(value, round);
+    if (!engine_->open()) return finish(cancelled_error("acquire " + what_));
+    const auto now = Clock::now();
+    std::optional<Clock::time_point> next;
+    if (timer_) {
+      const auto expiry = earliest_expiry(round);
+      if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, expiry.has_value())) {
+        next = schedule_.next_attempt(attempts_, now, milliseconds(0));
+        if (next) next = now;
+      } else {
+        next = schedule_.next_attempt(attempts_, now, expiry);
+      }
+    }
+    if (!next) return give_up(std::move(error), now);
+    timer_->start(std::chrono::ceil<milliseconds>(*next - now), [self = shared_from_this()] {
+      if (!self->finished_) self->attempt();
+    });
+  }
+
+  void give_up(Error error, Clock::time_point now) {
+    if (attempts_ > 1) {
+      const auto elapsed = std::chrono::duration_cast<milliseconds>(now - started_).count();
+      error = Error(error.code(),
+                    error.message() + " (after " + std::to_string(attempts_) + " attempts in " +
+                        std::to_string(elapsed) + " ms)",
+                    error.nodes());
+    }
+    finish(std::move(error));
+  }
+
+  void finish(Result<std::shared_ptr<LockState>> result) {
+    if (finished_) return;
+    finished_ = true;
+    if (watch_id_) engine_->notifier().unwatch(*watch_id_, result.has_value());
+    if (timer_) {
+      timer_->close();
+      timer_ = nullptr;
+      engine_->untrack(this);
+    }
+    auto done = std::move(done_);
+    done(std::move(result));
+  }
+
+  std::shared_ptr<Engine> engine_;
+  std::shared_ptr<const Held> held_;
+  std::string what_;
+  LockOptions options_;
+  AcquireDone done_;
+  Clock::time_point started_;
+  core::RetrySchedule schedule_;
+  milliseconds node_timeout_;
+  Timer* timer_ = nullptr;  // only when waiting; owned, closed in finish()
+  std::optional<ReleaseNotifier::WaiterId> watch_id_;
+  int attempts_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+void start_family_acquire(const std::shared_ptr<Engine>& engine, std::shared_ptr<const Held> held,
+                          LockOptions options, AcquireDone done) {
+  std::make_shared<FamilyAcquire>(engine, std::move(held), std::move(options), std::move(done))
+      ->start();
+}
+
+}  // namespace redlock::detail
