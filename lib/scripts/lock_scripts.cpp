@@ -20,8 +20,9 @@ Script make(std::string_view name, std::string_view source) {
   return make_script(name, source);
 }
 
-// The owner checks GET with pcall: on a key of another type (a semaphore, family_scripts.hpp)
-// GET fails with WRONGTYPE, which then reads as "not ours" instead of a Redis error.
+// GET runs under pcall: on a key of another type (a semaphore, family_scripts.hpp) it
+// fails with WRONGTYPE, which the owner checks read as "not ours" and the acquire reports
+// with the key's TYPE (called only then, so a lock-only ACL user needs no +type).
 // GET before SET NX would be racy outside a script; inside, the whole body is atomic.
 constexpr std::string_view acquire_source = R"lua(
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -30,11 +31,11 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   end
   return {1, 0}
 end
-local kind = redis.call('TYPE', KEYS[1])['ok']
-if kind ~= 'string' then
-  return {-1, kind}
+local holder = redis.pcall('GET', KEYS[1])
+if type(holder) == 'table' and holder['err'] then
+  return {-1, redis.call('TYPE', KEYS[1])['ok']}
 end
-return {0, redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[1]) or ''}
+return {0, redis.call('PTTL', KEYS[1]), holder or ''}
 )lua";
 
 constexpr std::string_view release_source = R"lua(
