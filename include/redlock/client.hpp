@@ -72,6 +72,25 @@ class Client {
   Result<Lock> acquire_permit(std::string_view key, const SemaphoreOptions& options);
   /// acquire_permit() without waiting; `callback` as for lock_async().
   void acquire_permit_async(std::string_view key, SemaphoreOptions options, LockCallback callback);
+  /// A shared hold of the read-write lock `key` (flock -s): granted while no writer holds
+  /// or waits for the key on a majority of nodes. Readers share; each reader's hold
+  /// expires on its own on every node, and its extend()/unlock() touch only its own.
+  /// A writer that waits keeps new readers out (see write_lock), so a reader may wait
+  /// for a writer even when only readers hold the key. `options.fencing` must be false.
+  /// errc::conflict when a writer holds or waits, errc::wrong_kind when `key` is used as
+  /// another kind of lock. Everything else as lock().
+  Result<Lock> read_lock(std::string_view key, const LockOptions& options);
+  void read_lock_async(std::string_view key, LockOptions options, LockCallback callback);
+  /// The exclusive hold of the read-write lock `key` (flock -x): granted while no reader
+  /// and no other writer holds the key on a majority of nodes. While it waits, each of
+  /// its attempts leaves an intent on the nodes where readers still hold the key, which
+  /// keeps new readers out there for 4 x (retry_delay + retry_jitter), at least 250 ms
+  /// and at most the ttl, and is refreshed by its next attempt (due within half that) —
+  /// so a stream of overlapping readers cannot starve it. With `options.fencing` the
+  /// writer gets a fencing token greater than every earlier writer's of the key.
+  Result<Lock> write_lock(std::string_view key, const LockOptions& options);
+  void write_lock_async(std::string_view key, LockOptions options, LockCallback callback);
+
   /// The quorum acquire_permit() uses for `permits` with `quorum` (0 = the smallest safe
   /// one) on this client's nodes, or errc::invalid_argument saying why it is unsafe.
   Result<int> semaphore_quorum(int permits, int quorum = 0) const;

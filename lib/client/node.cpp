@@ -290,6 +290,8 @@ NodeReply wrong_kind_reply(std::string_view redis_type) {
     reply.detail = "the key is an exclusive lock";
   } else if (redis_type == "zset") {
     reply.detail = "the key is a semaphore";
+  } else if (redis_type == "hash") {
+    reply.detail = "the key is a read-write lock";
   } else {
     reply.detail = "the key is a Redis " + std::string(redis_type) + ", not a lock of this library";
   }

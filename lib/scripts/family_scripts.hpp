@@ -5,11 +5,15 @@
 // instead of failing with WRONGTYPE. A key serves one primitive:
 //   exclusive lock (lock_scripts.hpp)   a string holding the owner's value
 //   counting semaphore                  a sorted set: holder value -> expiry (node ms)
+//   read-write lock                     a hash: "r:<value>" readers, "w:<value>" the
+//                                       writer, "i:<id>" waiting writers' intents ->
+//                                       expiry (node ms)
 // Every script answers an array whose first element says what happened:
-//   {1, ...}                   granted (acquire: the holders now on this node)
-//   {0}                        extend/release: the caller holds nothing here
-//   {0, ms, holder, holders}   acquire refused: `holders` live holders, the earliest of
-//                              them (`holder`) expires in `ms`
+//   {1, token}                 granted (token: a writer's fencing counter, else 0)
+//   {1}                        extend/release/fence: done
+//   {0}                        extend/release/fence: the caller holds nothing here
+//   {0, ms, holder, why}       acquire refused by `holder`, whose entry ends in `ms`;
+//                              `why` in words ("3 live holders", "a writer waits")
 //   {-1, type}                 the key is of another Redis type (another primitive)
 // Releases with announce = "1" publish the value on "<key>:released", like the
 // exclusive lock's, so waiters are woken without polling.
@@ -28,5 +32,17 @@ const Script& semaphore_extend();
 const Script& semaphore_release();
 /// KEYS: semaphore. -> {type, holder, ms left, holder, ms left, ...} of live holders.
 const Script& semaphore_inspect();
+
+/// KEYS: lock, fence counter. ARGV: value, ttl_ms, "r"|"w", and for "w": intent id,
+/// intent ttl_ms, fencing ("1"/"0"). See rw_acquire_body for the rule.
+const Script& rw_acquire();
+/// KEYS: lock. ARGV: value, ttl_ms, "r"|"w". Moves only the caller's live entry.
+const Script& rw_extend();
+/// KEYS: lock. ARGV: value, announce, "r"|"w", intent id ("" for readers).
+const Script& rw_release();
+/// KEYS: lock, fence counter. ARGV: value, token. Writers' fencing write-back.
+const Script& rw_fence();
+/// KEYS: lock. -> {type, "r:"|"w:"|"i:" + value, ms left, ...} of live entries.
+const Script& rw_inspect();
 
 }  // namespace redlock::scripts

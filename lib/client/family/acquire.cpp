@@ -3,6 +3,8 @@
 // after a failed attempt, jittered retries, waiting woken by release announcements)
 // with the primitive's own scripts and quorum.
 
+#include <algorithm>
+
 #include "client/engine.hpp"
 #include "client/family/held.hpp"
 #include "client/lock_state.hpp"
@@ -88,7 +90,8 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
     run_round(
         *engine_,
         [&](Node& node, NodeCallback done) {
-          send_family_acquire(node, *held_, value, options_.ttl, node_timeout_, std::move(done));
+          send_family_acquire(node, *held_, value, options_.ttl, options_.fencing, node_timeout_,
+                              std::move(done));
         },
         vote_owner_action,
         [self = shared_from_this(), value](RoundResult round) mutable {
@@ -112,6 +115,42 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
       return attempt_failed(Error(make_error_code(code), std::move(message), round.outcomes), value,
                             round);
     }
+    if (options_.fencing) return write_back_token(std::move(round), std::move(value));
+    succeed(std::move(round), std::move(value), std::nullopt);
+  }
+
+  // A writer's token, as for the exclusive lock (docs/fencing.md): raised on every granted
+  // node before it is handed out, so a later writer's quorum meets one of them.
+  void write_back_token(RoundResult acquired, std::string value) {
+    const std::uint64_t token = acquired.max_token;
+    auto shared = std::make_shared<RoundResult>(std::move(acquired));
+    run_round(
+        *engine_,
+        [&](Node& node, NodeCallback done) {
+          send_family_fence(node, *held_, value, token, node_timeout_, std::move(done));
+        },
+        vote_owner_action,
+        [self = shared_from_this(), shared, value, token](RoundResult fenced) mutable {
+          if (self->finished_) return;
+          const auto what = "acquire " + self->what_;
+          if (fenced.cancelled && !self->engine_->open())
+            return self->finish(cancelled_error(what));
+          if (!fenced.reached()) {
+            const auto code = fenced.failure == core::FailureKind::unreachable
+                                  ? errc::quorum_unreachable
+                                  : errc::validity_expired;
+            auto message = what + " failed: the fencing token write-back failed: " +
+                           fenced.summary("confirmed");
+            return self->attempt_failed(
+                Error(make_error_code(code), std::move(message), fenced.outcomes), value, *shared);
+          }
+          self->succeed(std::move(*shared), std::move(value), token);
+        },
+        held_->quorum);
+  }
+
+  void succeed(RoundResult round, std::string value, std::optional<std::uint64_t> token) {
+    const auto what = "acquire " + what_;
     const auto now = Clock::now();
     const auto valid_until = core::valid_until(round.start, options_.ttl, engine_->drift());
     if (valid_until <= now) {
@@ -126,6 +165,7 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
     state->resource = held_->key;
     state->held = held_;
     state->value = std::move(value);
+    state->token = token;
     state->nodes = std::move(round.outcomes);
     state->ttl = options_.ttl;
     state->set_valid_until(valid_until);
@@ -138,7 +178,8 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
   }
 
   // A failed attempt may have left our value on nodes that granted, did not answer in
-  // time or answered after the decision: released on each of them, not announced.
+  // time or answered after the decision: released on each of them, not announced. A
+  // writer's intent stays while it waits (it keeps new readers out meanwhile).
   void release_leftovers(const std::string& value, const RoundResult& round) {
     if (!engine_->open()) return;
     auto& nodes = engine_->nodes();
@@ -146,6 +187,15 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
       const auto& outcome = round.outcomes[i];
       if (outcome.status == NodeStatus::held || outcome.error == errc::wrong_kind) continue;
       send_family_release(*nodes[i], *held_, value, Announce::no, node_timeout_,
+                          engine_->count_release([](NodeReply) {}), /*keep_intent=*/true);
+    }
+  }
+
+  // A writer that gives up withdraws its intent from every node.
+  void withdraw_intent(const std::string& value) {
+    if (held_->primitive != Primitive::writer || !engine_->open()) return;
+    for (auto& node : engine_->nodes()) {
+      send_family_release(*node, *held_, value, Announce::no, node_timeout_,
                           engine_->count_release([](NodeReply) {}));
     }
   }
@@ -162,9 +212,17 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
         if (next) next = now;
       } else {
         next = schedule_.next_attempt(attempts_, now, expiry);
+        // A waiting writer's intent must be refreshed before it ends on the nodes, or new
+        // readers get in again: its next attempt comes within half the intent's life.
+        if (next && held_->primitive == Primitive::writer) {
+          next = std::min(*next, now + held_->intent_ttl / 2);
+        }
       }
     }
-    if (!next) return give_up(std::move(error), now);
+    if (!next) {
+      withdraw_intent(value);
+      return give_up(std::move(error), now);
+    }
     timer_->start(std::chrono::ceil<milliseconds>(*next - now), [self = shared_from_this()] {
       if (!self->finished_) self->attempt();
     });
@@ -184,7 +242,10 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
   void finish(Result<std::shared_ptr<LockState>> result) {
     if (finished_) return;
     finished_ = true;
-    if (watch_id_) engine_->notifier().unwatch(*watch_id_, result.has_value());
+    // A reader that got in passes the wake on as if it had not: the next waiting reader
+    // can share the lock too, and a writer behind it tries (and leaves its intent).
+    const bool keeps_wake = result.has_value() && held_->primitive != Primitive::reader;
+    if (watch_id_) engine_->notifier().unwatch(*watch_id_, keeps_wake);
     if (timer_) {
       timer_->close();
       timer_ = nullptr;

@@ -8,6 +8,7 @@
 #include "client/lock_state.hpp"
 #include "client/round.hpp"
 #include "scripts/family_scripts.hpp"
+#include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
 
@@ -39,6 +40,10 @@ std::string Held::describe() const {
   switch (primitive) {
     case Primitive::permit:
       return "semaphore " + quote_key(key) + " (" + std::to_string(permits) + " permits)";
+    case Primitive::reader:
+      return "read lock " + quote_key(key);
+    case Primitive::writer:
+      return "write lock " + quote_key(key);
   }
   return quote_key(key);
 }
@@ -51,6 +56,9 @@ NodeReply interpret_family_reply(const redisReply* reply, std::string_view where
   NodeReply result;
   if (code == 1) {
     result.status = NodeStatus::granted;
+    if (reply->elements == 2 && is_integer(reply->element[1]) && reply->element[1]->integer > 0) {
+      result.token = static_cast<std::uint64_t>(reply->element[1]->integer);
+    }
     return result;
   }
   if (code == 0 && reply->elements == 1) {
@@ -58,11 +66,12 @@ NodeReply interpret_family_reply(const redisReply* reply, std::string_view where
     return result;
   }
   if (code == 0 && reply->elements == 4 && is_integer(reply->element[1]) &&
-      reply->element[2]->type == REDIS_REPLY_STRING && is_integer(reply->element[3])) {
+      reply->element[2]->type == REDIS_REPLY_STRING &&
+      reply->element[3]->type == REDIS_REPLY_STRING) {
     result.status = NodeStatus::held;
     result.remaining_ttl = milliseconds(reply->element[1]->integer);
     result.holder = std::string(text_of(reply->element[2]));
-    result.detail = std::to_string(reply->element[3]->integer) + " live holders";
+    result.detail = std::string(text_of(reply->element[3]));
     return result;
   }
   if (code == -1 && reply->elements == 2 &&
@@ -84,13 +93,30 @@ std::optional<Error> wrong_kind_error(const RoundResult& round, std::string_view
   return std::nullopt;
 }
 
+namespace {
+
+const char* mode_of(const Held& held) {
+  return held.primitive == Primitive::writer ? "w" : "r";
+}
+
+}  // namespace
+
 void send_family_acquire(Node& node, const Held& held, std::string_view value, milliseconds ttl,
-                         milliseconds timeout, NodeCallback done) {
+                         bool fencing, milliseconds timeout, NodeCallback done) {
   const std::string ttl_ms = std::to_string(ttl.count());
-  const std::string permits = std::to_string(held.permits);
-  const std::array<std::string_view, 1> keys{held.key};
-  const std::array<std::string_view, 3> args{value, ttl_ms, permits};
-  node.run_family_script(scripts::semaphore_acquire(), keys, args, timeout, interpret_family_reply,
+  if (held.primitive == Primitive::permit) {
+    const std::string permits = std::to_string(held.permits);
+    const std::array<std::string_view, 1> keys{held.key};
+    const std::array<std::string_view, 3> args{value, ttl_ms, permits};
+    return node.run_family_script(scripts::semaphore_acquire(), keys, args, timeout,
+                                  interpret_family_reply, std::move(done));
+  }
+  const std::string fence_key = held.key + scripts::fence_suffix;
+  const std::string intent_ms = std::to_string(held.intent_ttl.count());
+  const std::array<std::string_view, 2> keys{held.key, fence_key};
+  const std::array<std::string_view, 6> args{value,       ttl_ms,    mode_of(held),
+                                             held.intent, intent_ms, fencing ? "1" : "0"};
+  node.run_family_script(scripts::rw_acquire(), keys, args, timeout, interpret_family_reply,
                          std::move(done));
 }
 
@@ -98,16 +124,32 @@ void send_family_extend(Node& node, const Held& held, std::string_view value, mi
                         milliseconds timeout, NodeCallback done) {
   const std::string ttl_ms = std::to_string(ttl.count());
   const std::array<std::string_view, 1> keys{held.key};
-  const std::array<std::string_view, 2> args{value, ttl_ms};
-  node.run_family_script(scripts::semaphore_extend(), keys, args, timeout, interpret_family_reply,
+  const std::array<std::string_view, 3> args{value, ttl_ms, mode_of(held)};
+  const bool permit = held.primitive == Primitive::permit;
+  node.run_family_script(permit ? scripts::semaphore_extend() : scripts::rw_extend(), keys,
+                         std::span(args).first(permit ? 2 : 3), timeout, interpret_family_reply,
                          std::move(done));
 }
 
 void send_family_release(Node& node, const Held& held, std::string_view value, Announce announce,
-                         milliseconds timeout, NodeCallback done) {
+                         milliseconds timeout, NodeCallback done, bool keep_intent) {
   const std::array<std::string_view, 1> keys{held.key};
-  const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
-  node.run_family_script(scripts::semaphore_release(), keys, args, timeout, interpret_family_reply,
+  const std::array<std::string_view, 4> args{value, announce == Announce::yes ? "1" : "0",
+                                             mode_of(held),
+                                             keep_intent ? std::string_view() : held.intent};
+  const bool permit = held.primitive == Primitive::permit;
+  node.run_family_script(permit ? scripts::semaphore_release() : scripts::rw_release(), keys,
+                         std::span(args).first(permit ? 2 : 4), timeout, interpret_family_reply,
+                         std::move(done));
+}
+
+void send_family_fence(Node& node, const Held& held, std::string_view value, std::uint64_t token,
+                       milliseconds timeout, NodeCallback done) {
+  const std::string fence_key = held.key + scripts::fence_suffix;
+  const std::string token_text = std::to_string(token);
+  const std::array<std::string_view, 2> keys{held.key, fence_key};
+  const std::array<std::string_view, 2> args{value, token_text};
+  node.run_family_script(scripts::rw_fence(), keys, args, timeout, interpret_family_reply,
                          std::move(done));
 }
 
