@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,19 @@ class Client {
   /// writer gets a fencing token greater than every earlier writer's of the key.
   Result<Lock> write_lock(std::string_view key, const LockOptions& options);
   void write_lock_async(std::string_view key, LockOptions options, LockCallback callback);
+
+  /// Exclusive locks on every key of `keys`, taken as one: on each node all of them or
+  /// none, in one script, so two callers locking overlapping sets in any order never
+  /// deadlock (a failed attempt keeps nothing, on any node). Each key is an exclusive
+  /// lock's key, so lock_all() and lock() exclude each other key by key. Quorum,
+  /// validity, waiting, extend(), unlock() and the watchdog as lock(); a waiter is woken
+  /// by releases of the first key and otherwise retries every retry_delay. errc::conflict
+  /// names a held key, its holder and the node; errc::invalid_argument for an empty set,
+  /// a duplicate key or `options.fencing` (key sets carry no fencing tokens yet: lock
+  /// the key alone for one).
+  Result<Lock> lock_all(std::span<const std::string> keys, const LockOptions& options);
+  void lock_all_async(std::span<const std::string> keys, LockOptions options,
+                      LockCallback callback);
 
   /// The quorum acquire_permit() uses for `permits` with `quorum` (0 = the smallest safe
   /// one) on this client's nodes, or errc::invalid_argument saying why it is unsafe.

@@ -165,6 +165,50 @@ end
 return out
 )lua";
 
+// The multi-key lock: every key is an exclusive lock's string (so single-key locks and
+// key sets exclude each other key by key), taken all or none on this node.
+constexpr std::string_view multi_acquire_source = R"lua(
+for i = 1, #KEYS do
+  local holder = redis.pcall('GET', KEYS[i])
+  if type(holder) == 'table' and holder['err'] then
+    return {-1, redis.call('TYPE', KEYS[i])['ok'], KEYS[i]}
+  end
+  if holder then
+    return {0, redis.call('PTTL', KEYS[i]), holder, 'key', KEYS[i]}
+  end
+end
+for i = 1, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+end
+return {1, 0}
+)lua";
+
+// Extends only if this node still holds every key for the caller: a set that lost a key
+// here is not held here, and no key is revived.
+constexpr std::string_view multi_extend_source = R"lua(
+for i = 1, #KEYS do
+  if redis.pcall('GET', KEYS[i]) ~= ARGV[1] then return {0} end
+end
+for i = 1, #KEYS do
+  redis.call('PEXPIRE', KEYS[i], ARGV[2])
+end
+return {1}
+)lua";
+
+// Deletes every key still holding the caller's value; announces each like a lock's release.
+constexpr std::string_view multi_release_source = R"lua(
+local deleted = 0
+for i = 1, #KEYS do
+  if redis.pcall('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+    if ARGV[2] == '1' then redis.call('PUBLISH', KEYS[i] .. ':released', ARGV[1]) end
+    deleted = deleted + 1
+  end
+end
+if deleted > 0 then return {1} end
+return {0}
+)lua";
+
 // Script::source is a view: each source is assembled once and kept for the process.
 const Script& assemble(std::string_view name, std::initializer_list<std::string_view> parts,
                        std::string& storage, Script& script) {
@@ -193,6 +237,10 @@ REDLOCK_FAMILY_SCRIPT(rw_extend, prelude, rw_common, rw_extend_body)
 REDLOCK_FAMILY_SCRIPT(rw_release, prelude, rw_common, rw_release_body)
 REDLOCK_FAMILY_SCRIPT(rw_fence, prelude, rw_common, rw_fence_body)
 REDLOCK_FAMILY_SCRIPT(rw_inspect, prelude, rw_common, rw_inspect_body)
+
+REDLOCK_FAMILY_SCRIPT(multi_acquire, multi_acquire_source)
+REDLOCK_FAMILY_SCRIPT(multi_extend, multi_extend_source)
+REDLOCK_FAMILY_SCRIPT(multi_release, multi_release_source)
 
 #undef REDLOCK_FAMILY_SCRIPT
 

@@ -14,7 +14,9 @@
 //   {0}                        extend/release/fence: the caller holds nothing here
 //   {0, ms, holder, why}       acquire refused by `holder`, whose entry ends in `ms`;
 //                              `why` in words ("3 live holders", "a writer waits")
-//   {-1, type}                 the key is of another Redis type (another primitive)
+//   {0, ms, holder, 'key', K}  multi-key acquire refused: key K is held by `holder`
+//   {-1, type[, K]}            the key (K) is of another Redis type (another primitive)
+// The multi-key lock keeps each key as an exclusive lock's string (lock_scripts.hpp).
 // Releases with announce = "1" publish the value on "<key>:released", like the
 // exclusive lock's, so waiters are woken without polling.
 
@@ -44,5 +46,12 @@ const Script& rw_release();
 const Script& rw_fence();
 /// KEYS: lock. -> {type, "r:"|"w:"|"i:" + value, ms left, ...} of live entries.
 const Script& rw_inspect();
+
+/// KEYS: the locks. ARGV: value, ttl_ms. SET PX of every key iff none is held here.
+const Script& multi_acquire();
+/// KEYS: the locks. ARGV: value, ttl_ms. PEXPIRE of every key iff all still hold value.
+const Script& multi_extend();
+/// KEYS: the locks. ARGV: value, announce. Deletes the keys that hold value.
+const Script& multi_release();
 
 }  // namespace redlock::scripts

@@ -206,7 +206,10 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
     const auto now = Clock::now();
     std::optional<Clock::time_point> next;
     if (timer_) {
-      const auto expiry = earliest_expiry(round);
+      // A key set listens on its first key only: sleeping until a holder of another key
+      // expires could miss that key's release, so it retries at the ordinary delay.
+      const auto expiry =
+          held_->primitive == Primitive::keys ? std::nullopt : earliest_expiry(round);
       if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, expiry.has_value())) {
         next = schedule_.next_attempt(attempts_, now, milliseconds(0));
         if (next) next = now;

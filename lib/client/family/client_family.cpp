@@ -1,11 +1,13 @@
 // Client's methods of the lock family: validation, the quorum, and the hop to the loop.
 
 #include <algorithm>
+#include <unordered_set>
 
 #include <redlock/client.hpp>
 
 #include "client/engine.hpp"
 #include "client/family/held.hpp"
+#include "client/lock_state.hpp"
 #include "client/sync_call.hpp"
 #include "core/family_quorum.hpp"
 #include "core/lock_value.hpp"
@@ -75,6 +77,35 @@ Result<std::shared_ptr<const detail::Held>> rw_of(const detail::Engine& engine,
   return std::shared_ptr<const detail::Held>(std::move(held));
 }
 
+/// A key set, or why it is refused.
+Result<std::shared_ptr<const detail::Held>> keys_of(const detail::Engine& engine,
+                                                    std::span<const std::string> keys,
+                                                    const LockOptions& options) {
+  auto invalid = [](const std::string& problem) {
+    return Error(make_error_code(errc::invalid_argument), "lock_all: " + problem);
+  };
+  if (keys.empty()) return invalid("keys: the key list is empty");
+  if (auto problem = core::check_lock_options(options, engine.options().node_timeout))
+    return invalid(*problem);
+  if (options.fencing) {
+    return invalid("fencing: key sets carry no fencing tokens; lock a key alone for one");
+  }
+  std::unordered_set<std::string_view> seen;
+  for (const auto& key : keys) {
+    if (auto problem = core::check_key(key, engine.options().max_key_bytes))
+      return invalid(*problem);
+    if (!seen.insert(key).second) {
+      return invalid("keys: " + detail::quote_key(key) + " is given twice");
+    }
+  }
+  auto held = std::make_shared<detail::Held>();
+  held->primitive = detail::Primitive::keys;
+  held->key = keys.front();
+  held->keys.assign(keys.begin(), keys.end());
+  held->quorum = engine.quorum();
+  return std::shared_ptr<const detail::Held>(std::move(held));
+}
+
 Result<Lock> acquire_held(const std::shared_ptr<detail::Engine>& engine, std::string_view what,
                           Result<std::shared_ptr<const detail::Held>> held,
                           const LockOptions& options) {
@@ -122,6 +153,23 @@ void Client::acquire_permit_async(std::string_view key, SemaphoreOptions options
                                   LockCallback callback) {
   acquire_held_async(engine_, key, permit_of(*engine_, key, options), std::move(options.lock),
                      std::move(callback));
+}
+
+Result<Lock> Client::lock_all(std::span<const std::string> keys, const LockOptions& options) {
+  return acquire_held(engine_, "lock_all", keys_of(*engine_, keys, options), options);
+}
+
+void Client::lock_all_async(std::span<const std::string> keys, LockOptions options,
+                            LockCallback callback) {
+  auto held = keys_of(*engine_, keys, options);
+  const std::string first = keys.empty() ? std::string() : keys.front();
+  acquire_held_async(engine_, first, std::move(held), std::move(options), std::move(callback));
+}
+
+std::vector<std::string> Lock::resources() const {
+  if (!state_) return {};
+  if (state_->held && state_->held->primitive == detail::Primitive::keys) return state_->held->keys;
+  return {state_->resource};
 }
 
 Result<Lock> Client::read_lock(std::string_view key, const LockOptions& options) {

@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 
 #include <array>
+#include <vector>
 
 #include "client/engine.hpp"
 #include "client/lock_state.hpp"
@@ -44,6 +45,13 @@ std::string Held::describe() const {
       return "read lock " + quote_key(key);
     case Primitive::writer:
       return "write lock " + quote_key(key);
+    case Primitive::keys: {
+      std::string text = "lock of keys {";
+      for (std::size_t i = 0; i < keys.size() && i < 8; ++i) {
+        text += (i > 0 ? ", " : "") + quote_key(keys[i]);
+      }
+      return text + (keys.size() > 8 ? ", ...}" : "}");
+    }
   }
   return quote_key(key);
 }
@@ -74,10 +82,21 @@ NodeReply interpret_family_reply(const redisReply* reply, std::string_view where
     result.detail = std::string(text_of(reply->element[3]));
     return result;
   }
-  if (code == -1 && reply->elements == 2 &&
-      (reply->element[1]->type == REDIS_REPLY_STATUS ||
-       reply->element[1]->type == REDIS_REPLY_STRING)) {
-    return wrong_kind_reply(text_of(reply->element[1]));
+  if (code == 0 && reply->elements == 5 && is_integer(reply->element[1]) &&
+      reply->element[2]->type == REDIS_REPLY_STRING &&
+      reply->element[4]->type == REDIS_REPLY_STRING) {
+    result.status = NodeStatus::held;
+    result.remaining_ttl = milliseconds(reply->element[1]->integer);
+    result.holder = std::string(text_of(reply->element[2]));
+    result.detail = "key " + quote_key(text_of(reply->element[4])) + " held by " + result.holder;
+    return result;
+  }
+  if (code == -1 && reply->elements >= 2 && reply->element[1]->type == REDIS_REPLY_STRING) {
+    auto wrong = wrong_kind_reply(text_of(reply->element[1]));
+    if (reply->elements == 3 && reply->element[2]->type == REDIS_REPLY_STRING) {
+      wrong.detail = "key " + quote_key(text_of(reply->element[2])) + ": " + wrong.detail;
+    }
+    return wrong;
   }
   return unexpected_reply(reply, where);
 }
@@ -111,6 +130,12 @@ void send_family_acquire(Node& node, const Held& held, std::string_view value, m
     return node.run_family_script(scripts::semaphore_acquire(), keys, args, timeout,
                                   interpret_family_reply, std::move(done));
   }
+  if (held.primitive == Primitive::keys) {
+    const std::vector<std::string_view> keys(held.keys.begin(), held.keys.end());
+    const std::array<std::string_view, 2> args{value, ttl_ms};
+    return node.run_family_script(scripts::multi_acquire(), keys, args, timeout,
+                                  interpret_family_reply, std::move(done));
+  }
   const std::string fence_key = held.key + scripts::fence_suffix;
   const std::string intent_ms = std::to_string(held.intent_ttl.count());
   const std::array<std::string_view, 2> keys{held.key, fence_key};
@@ -123,6 +148,12 @@ void send_family_acquire(Node& node, const Held& held, std::string_view value, m
 void send_family_extend(Node& node, const Held& held, std::string_view value, milliseconds ttl,
                         milliseconds timeout, NodeCallback done) {
   const std::string ttl_ms = std::to_string(ttl.count());
+  if (held.primitive == Primitive::keys) {
+    const std::vector<std::string_view> keys(held.keys.begin(), held.keys.end());
+    const std::array<std::string_view, 2> args{value, ttl_ms};
+    return node.run_family_script(scripts::multi_extend(), keys, args, timeout,
+                                  interpret_family_reply, std::move(done));
+  }
   const std::array<std::string_view, 1> keys{held.key};
   const std::array<std::string_view, 3> args{value, ttl_ms, mode_of(held)};
   const bool permit = held.primitive == Primitive::permit;
@@ -133,6 +164,12 @@ void send_family_extend(Node& node, const Held& held, std::string_view value, mi
 
 void send_family_release(Node& node, const Held& held, std::string_view value, Announce announce,
                          milliseconds timeout, NodeCallback done, bool keep_intent) {
+  if (held.primitive == Primitive::keys) {
+    const std::vector<std::string_view> keys(held.keys.begin(), held.keys.end());
+    const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
+    return node.run_family_script(scripts::multi_release(), keys, args, timeout,
+                                  interpret_family_reply, std::move(done));
+  }
   const std::array<std::string_view, 1> keys{held.key};
   const std::array<std::string_view, 4> args{value, announce == Announce::yes ? "1" : "0",
                                              mode_of(held),
@@ -216,7 +253,11 @@ void start_release(const LockState& lock, milliseconds node_timeout, ReleaseDone
       },
       lock.held->quorum);
   if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {
-    notifier->released_locally(lock.held->key, lock.value);
+    if (lock.held->primitive == Primitive::keys) {
+      for (const auto& key : lock.held->keys) notifier->released_locally(key, lock.value);
+    } else {
+      notifier->released_locally(lock.held->key, lock.value);
+    }
   }
 }
 

@@ -26,12 +26,16 @@ enum class Primitive {
   permit,  ///< one of K permits of a counting semaphore
   reader,  ///< a shared hold of a read-write lock
   writer,  ///< the exclusive hold of a read-write lock
+  keys,    ///< exclusive locks on several keys taken as one
 };
 
 struct Held {
   Primitive primitive = Primitive::permit;
-  /// The key the scripts act on (the one key of a semaphore).
+  /// The key the scripts act on (the one key of a semaphore or read-write lock; the
+  /// first of a key set, whose channel a waiter listens on).
   std::string key;
+  /// Key set: every key, in the caller's order, without duplicates.
+  std::vector<std::string> keys;
   /// Semaphore: K.
   int permits = 0;
   /// Nodes that must agree in every round on this lock (acquire, extend, release).
