@@ -118,7 +118,7 @@ TEST_F(SemaphoreTest, AnExpiredHoldersExtendIsRefusedByEveryNodeAndRevivesNothin
   for (std::size_t node = 0; node < 5; ++node) {
     EXPECT_EQ(expiry(node, "pool", (*state)->value), -1) << "revived on node " << node;
   }
-  (*state)->released = true;
+  (*state)->release = detail::ReleaseState::confirmed;
   engine->close();
 }
 

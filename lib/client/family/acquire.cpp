@@ -167,13 +167,10 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
     state->value = std::move(value);
     state->token = token;
     state->nodes = std::move(round.outcomes);
-    state->ttl = options_.ttl;
+    state->set_ttl(options_.ttl);
+    state->extend_every = options_.extend_every;
     state->set_valid_until(valid_until);
-    if (options_.auto_extend) {
-      start_watchdog(state,
-                     options_.extend_every.count() > 0 ? options_.extend_every : options_.ttl / 3,
-                     options_.on_lost);
-    }
+    if (options_.auto_extend) start_watchdog(state, options_.on_lost);
     finish(std::move(state));
   }
 
