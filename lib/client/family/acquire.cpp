@@ -34,10 +34,20 @@ std::optional<milliseconds> earliest_expiry(const RoundResult& round) {
       earliest = outcome.remaining_ttl;
     }
   }
-  // Refused by so many nodes that no quorum was possible: the holders are real, and one
-  // of them leaving announces a release.
-  if (held <= static_cast<int>(round.outcomes.size()) - round.quorum) return std::nullopt;
+  // Refused by a quorum of nodes: the holders are real, and one of them leaving announces
+  // a release. Fewer refusals mean a release still landing on some nodes (a waiter woken
+  // by the first node's announcement can reach a slower node before the release does) or
+  // contenders splitting the nodes: nothing will announce, so it must not sleep long.
+  if (held < round.quorum) return std::nullopt;
   return earliest;
+}
+
+/// True when some node granted: the refusals were transient (see earliest_expiry).
+bool partly_granted(const RoundResult& round) {
+  for (const auto& outcome : round.outcomes) {
+    if (outcome.status == NodeStatus::granted) return true;
+  }
+  return false;
 }
 
 class FamilyAcquire final : public Cancellable, public std::enable_shared_from_this<FamilyAcquire> {
@@ -212,6 +222,12 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
         if (next) next = now;
       } else {
         next = schedule_.next_attempt(attempts_, now, expiry);
+        // Partly granted and refused by fewer than a quorum: try again within a jittered
+        // couple of node deadlines instead of a whole retry delay.
+        if (next && !expiry && partly_granted(round)) {
+          const auto span = static_cast<std::uint64_t>(2 * node_timeout_.count() + 1);
+          next = std::min(*next, now + milliseconds(1 + engine_->random()() % span));
+        }
         // A waiting writer's intent must be refreshed before it ends on the nodes, or new
         // readers get in again: its next attempt comes within half the intent's life.
         if (next && held_->primitive == Primitive::writer) {
