@@ -154,6 +154,9 @@ class RedisNode final : public Node {
              if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
                  r->element[0]->type == REDIS_REPLY_INTEGER &&
                  r->element[1]->type == REDIS_REPLY_STRING) {
+               if (r->element[0]->integer == -3) {
+                 return done(wrong_kind_reply({r->element[1]->str, r->element[1]->len}));
+               }
                NodeReply status;
                if (r->element[0]->integer == -2) {
                  status.status = NodeStatus::not_held;

@@ -68,8 +68,13 @@ end
 return 1
 )lua";
 
+// A key of another kind answers {-3, type}: PTTL never returns -3.
 constexpr std::string_view inspect_source = R"lua(
-return {redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[1]) or ''}
+local holder = redis.pcall('GET', KEYS[1])
+if type(holder) == 'table' and holder['err'] then
+  return {-3, redis.call('TYPE', KEYS[1])['ok']}
+end
+return {redis.call('PTTL', KEYS[1]), holder or ''}
 )lua";
 
 constexpr std::string_view fenced_write_source = R"lua(

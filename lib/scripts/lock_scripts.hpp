@@ -26,7 +26,7 @@ const Script& extend();
 /// the counter is now >= token), else 0.
 const Script& fence();
 
-/// KEYS: lock. -> {pttl, value or ""}.
+/// KEYS: lock. -> {pttl, value or ""}; {-3, type} for a key of another Redis type.
 const Script& inspect();
 
 /// KEYS: highest-token key, data key. ARGV: token, value.
