@@ -20,7 +20,10 @@ using ::testing::HasSubstr;
 
 class ReentrantLockTest : public test::LockNodesTest {
  protected:
+  /// Nodes where `key` holds `value`, read once the last node answered (operations
+  /// return when a quorum did).
   static int nodes_holding(const std::string& key, const std::string& value) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     int n = 0;
     for (std::size_t node = 0; node < 5; ++node) n += get(node, key) == value;
     return n;

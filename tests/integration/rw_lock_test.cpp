@@ -76,6 +76,7 @@ TEST_F(RwLockTest, EachReaderExpiresOnItsOwnAndTouchesOnlyItsOwnShare) {
   auto brief = client->read_lock("doc", {.ttl = 300ms});
   auto lasting = client->read_lock("doc", {.ttl = 10s});
   ASSERT_TRUE(brief && lasting);
+  settle();
   std::vector<long long> lasting_before;
   for (std::size_t node = 0; node < 5; ++node) {
     lasting_before.push_back(entry(node, "doc", "r:" + lasting->value()));

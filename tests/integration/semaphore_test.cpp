@@ -54,6 +54,7 @@ TEST_F(SemaphoreTest, AdmitsKHoldersAndRefusesTheNext) {
     EXPECT_GT(permit->validity(), 9s);
     held.push_back(std::move(*permit));
   }
+  settle();
   for (std::size_t node = 0; node < 5; ++node) EXPECT_EQ(holders(node, "pool"), 3);
   auto fourth = client->acquire_permit("pool", permits(3));
   ASSERT_FALSE(fourth);
@@ -127,6 +128,7 @@ TEST_F(SemaphoreTest, ExtendMovesOnlyTheCallersExpiry) {
   auto first = client->acquire_permit("pool", permits(2, 5s));
   auto second = client->acquire_permit("pool", permits(2, 5s));
   ASSERT_TRUE(first && second);
+  settle();
   std::vector<long long> before;
   for (std::size_t node = 0; node < 5; ++node)
     before.push_back(expiry(node, "pool", second->value()));
@@ -200,6 +202,13 @@ TEST_F(SemaphoreTest, AKeyOfAnotherKindIsAClearErrorNotAnUnreachableQuorum) {
   EXPECT_EQ(client->extend("pool", semaphore->value(), 10s).code(),
             make_error_code(errc::not_held));
   for (std::size_t node = 0; node < 5; ++node) EXPECT_EQ(holders(node, "pool"), 1);
+  // status() reads exclusive locks; on a semaphore each node says what the key is.
+  auto status = client->status("pool");
+  ASSERT_TRUE(status);
+  for (const auto& node : *status) {
+    EXPECT_EQ(node.error, make_error_code(errc::wrong_kind)) << describe(node);
+    EXPECT_EQ(node.detail, "the key is a semaphore");
+  }
 }
 
 TEST_F(SemaphoreTest, BadInputIsAClearErrorAndSendsNothing) {
