@@ -57,6 +57,8 @@ std::string error_kind(std::error_code code) {
       return "overloaded";
     case errc::tls_error:
       return "tls_error";
+    case errc::wrong_kind:
+      return "wrong_kind";
   }
   return "redlock:" + std::to_string(code.value());
 }

@@ -180,6 +180,8 @@ std::string code_name(std::error_code code) {
       return "overloaded";
     case redlock::errc::tls_error:
       return "tls_error";
+    case redlock::errc::wrong_kind:
+      return "wrong_kind";
   }
   return code.message();
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,7 @@
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
 #include <redlock/result.hpp>
+#include <redlock/semaphore.hpp>
 
 namespace redlock {
 
@@ -61,6 +63,51 @@ class Client {
   /// on infrastructure trouble makes one try_lock() first, as the CLI does.
   Result<Lock> lock(std::string_view key, const LockOptions& options);
   void lock_async(std::string_view key, LockOptions options, LockCallback callback);
+
+  /// One permit of the counting semaphore `key` (see SemaphoreOptions): acquired when a
+  /// quorum of semaphore_quorum(K) nodes each had fewer than K live holders. Waiting,
+  /// retries, validity, extend(), unlock(), the watchdog and the per-node outcomes are
+  /// the lock()'s; the returned Lock has no fencing token. errc::conflict when the
+  /// permits are taken, errc::wrong_kind when `key` is used as another kind of lock,
+  /// errc::invalid_argument for K < 1, an unsafe quorum or bad lock options.
+  Result<Lock> acquire_permit(std::string_view key, const SemaphoreOptions& options);
+  /// acquire_permit() without waiting; `callback` as for lock_async().
+  void acquire_permit_async(std::string_view key, SemaphoreOptions options, LockCallback callback);
+  /// A shared hold of the read-write lock `key` (flock -s): granted while no writer holds
+  /// or waits for the key on a majority of nodes. Readers share; each reader's hold
+  /// expires on its own on every node, and its extend()/unlock() touch only its own.
+  /// A writer that waits keeps new readers out (see write_lock), so a reader may wait
+  /// for a writer even when only readers hold the key. `options.fencing` must be false.
+  /// errc::conflict when a writer holds or waits, errc::wrong_kind when `key` is used as
+  /// another kind of lock. Everything else as lock().
+  Result<Lock> read_lock(std::string_view key, const LockOptions& options);
+  void read_lock_async(std::string_view key, LockOptions options, LockCallback callback);
+  /// The exclusive hold of the read-write lock `key` (flock -x): granted while no reader
+  /// and no other writer holds the key on a majority of nodes. While it waits, each of
+  /// its attempts leaves an intent on the nodes where readers still hold the key, which
+  /// keeps new readers out there for 4 x (retry_delay + retry_jitter), at least 250 ms
+  /// and at most the ttl, and is refreshed by its next attempt (due within half that) —
+  /// so a stream of overlapping readers cannot starve it. With `options.fencing` the
+  /// writer gets a fencing token greater than every earlier writer's of the key.
+  Result<Lock> write_lock(std::string_view key, const LockOptions& options);
+  void write_lock_async(std::string_view key, LockOptions options, LockCallback callback);
+
+  /// Exclusive locks on every key of `keys`, taken as one: on each node all of them or
+  /// none, in one script, so two callers locking overlapping sets in any order never
+  /// deadlock (a failed attempt keeps nothing, on any node). Each key is an exclusive
+  /// lock's key, so lock_all() and lock() exclude each other key by key. Quorum,
+  /// validity, waiting, extend(), unlock() and the watchdog as lock(); a waiter is woken
+  /// by releases of the first key and otherwise retries every retry_delay. errc::conflict
+  /// names a held key, its holder and the node; errc::invalid_argument for an empty set,
+  /// a duplicate key or `options.fencing` (key sets carry no fencing tokens yet: lock
+  /// the key alone for one).
+  Result<Lock> lock_all(std::span<const std::string> keys, const LockOptions& options);
+  void lock_all_async(std::span<const std::string> keys, LockOptions options,
+                      LockCallback callback);
+
+  /// The quorum acquire_permit() uses for `permits` with `quorum` (0 = the smallest safe
+  /// one) on this client's nodes, or errc::invalid_argument saying why it is unsafe.
+  Result<int> semaphore_quorum(int permits, int quorum = 0) const;
 
   /// Per node: the current holder's value and remaining TTL (NodeStatus::held), or
   /// NodeStatus::not_held when the key is free there, or the node's error.

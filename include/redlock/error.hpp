@@ -28,6 +28,8 @@ enum class errc {
   stale_token,         ///< A fenced write carried a token older than one the store has seen.
   overloaded,          ///< Too many commands are queued for a node that is not answering.
   tls_error,           ///< The TLS handshake or certificate verification failed.
+  wrong_kind,          ///< The key is in use as another primitive (exclusive lock, semaphore,
+                       ///< read-write lock); nothing was taken.
 };
 
 /// The `std::error_category` of `redlock::errc`.

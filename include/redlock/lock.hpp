@@ -31,6 +31,8 @@ class Lock {
 
   /// The resource name passed to lock().
   const std::string& resource() const noexcept;
+  /// Every key held: the key set of Client::lock_all(), else {resource()}.
+  std::vector<std::string> resources() const;
   /// 128 random bits (hex) that identify this holder on every node.
   const std::string& value() const noexcept;
   /// Validity left now (steady clock): how long the caller may still act as the owner.

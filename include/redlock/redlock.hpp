@@ -6,4 +6,6 @@
 #include <redlock/fenced_store.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
+#include <redlock/reentrant_lock.hpp>
 #include <redlock/result.hpp>
+#include <redlock/semaphore.hpp>

@@ -1,6 +1,7 @@
 #include <redlock/lock.hpp>
 
 #include "client/engine.hpp"
+#include "client/family/held.hpp"
 #include "client/lock_extension.hpp"
 #include "client/lock_state.hpp"
 #include "client/operations.hpp"
@@ -28,8 +29,7 @@ Error moved_from_error(std::string_view action) {
 /// confirmed may be sent again.
 void start_unlock(const std::shared_ptr<LockState>& state, detail::ReleaseDone done) {
   detail::stop_watchdog(*state);
-  detail::start_release(state->engine, state->resource, state->value,
-                        state->engine->node_timeout(state->ttl()),
+  detail::start_release(*state, state->engine->node_timeout(state->ttl()),
                         [state, done = std::move(done)](Result<detail::Released> released) {
                           if (released) state->release = detail::ReleaseState::confirmed;
                           done(std::move(released));

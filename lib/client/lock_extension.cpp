@@ -1,6 +1,7 @@
 #include "client/lock_extension.hpp"
 
 #include "client/engine.hpp"
+#include "client/family/held.hpp"
 #include "client/lock_state.hpp"
 
 namespace redlock::detail {
@@ -52,7 +53,7 @@ void extend_lock(const std::shared_ptr<LockState>& lock, std::optional<milliseco
   }
   lock->cap_valid_until(core::valid_until(start, ttl, engine->drift()));
   lock->extending = true;
-  start_extend(engine, lock->resource, lock->value, ttl,
+  start_extend(*lock, ttl,
                [lock, ttl, done = std::move(done)](Result<Clock::time_point> extended) mutable {
                  lock->extending = false;
                  if (extended && !lock->released() && !lock->lost) {

@@ -21,6 +21,7 @@ namespace redlock::detail {
 
 class Engine;
 class Watchdog;
+struct Held;
 
 /// How far a release of the lock got.
 enum class ReleaseState : int {
@@ -42,6 +43,9 @@ struct LockState {
   std::atomic<std::chrono::milliseconds::rep> ttl_ms{0};
   /// The watchdog's interval as the caller set it; 0 = a third of the current TTL.
   std::chrono::milliseconds extend_every{0};
+  /// What a lock of the family holds (client/family/held.hpp); null for the exclusive
+  /// lock on `resource`.
+  std::shared_ptr<const Held> held;
 
   std::atomic<core::Clock::rep> valid_until_ticks{0};
   std::atomic<ReleaseState> release{ReleaseState::held};

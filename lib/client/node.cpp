@@ -92,6 +92,10 @@ class RedisNode final : public Node {
                held.holder.assign(r->element[2]->str, r->element[2]->len);
                return done(std::move(held));
              }
+             if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                 is_integer(r->element[0], -1) && r->element[1]->type == REDIS_REPLY_STRING) {
+               return done(wrong_kind_reply({r->element[1]->str, r->element[1]->len}));
+             }
              done(unexpected("acquire", r, where));
            });
   }
@@ -150,6 +154,9 @@ class RedisNode final : public Node {
              if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
                  r->element[0]->type == REDIS_REPLY_INTEGER &&
                  r->element[1]->type == REDIS_REPLY_STRING) {
+               if (r->element[0]->integer == -3) {
+                 return done(wrong_kind_reply({r->element[1]->str, r->element[1]->len}));
+               }
                NodeReply status;
                if (r->element[0]->integer == -2) {
                  status.status = NodeStatus::not_held;
@@ -161,6 +168,16 @@ class RedisNode final : public Node {
                return done(std::move(status));
              }
              done(unexpected("inspect", r, where));
+           });
+  }
+
+  void run_family_script(const scripts::Script& script, std::span<const std::string_view> keys,
+                         std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+                         FamilyInterpreter interpret, NodeCallback done) override {
+    submit(script, keys, args, timeout,
+           [done = std::move(done), where = where_, interpret](const net::ReplyView& view) {
+             if (view.error) return done(failure(view));
+             done(interpret(view.reply, where));
            });
   }
 
@@ -254,8 +271,34 @@ class RedisNode final : public Node {
 
 }  // namespace
 
+void Node::run_family_script(const scripts::Script& script, std::span<const std::string_view>,
+                             std::span<const std::string_view>, std::chrono::milliseconds,
+                             FamilyInterpreter, NodeCallback done) {
+  NodeReply reply;
+  reply.status = NodeStatus::redis_error;
+  reply.error = make_error_code(errc::redis_error);
+  reply.detail = name() + ": this node does not run the " + std::string(script.name) + " script";
+  done(std::move(reply));
+}
+
 std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions options) {
   return std::make_unique<RedisNode>(loop, std::move(options));
+}
+
+NodeReply wrong_kind_reply(std::string_view redis_type) {
+  NodeReply reply;
+  reply.status = NodeStatus::redis_error;
+  reply.error = make_error_code(errc::wrong_kind);
+  if (redis_type == "string") {
+    reply.detail = "the key is an exclusive lock";
+  } else if (redis_type == "zset") {
+    reply.detail = "the key is a semaphore";
+  } else if (redis_type == "hash") {
+    reply.detail = "the key is a read-write lock";
+  } else {
+    reply.detail = "the key is a Redis " + std::string(redis_type) + ", not a lock of this library";
+  }
+  return reply;
 }
 
 std::string describe_reply(const redisReply* reply) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -15,6 +16,7 @@
 #include <redlock/error.hpp>
 
 #include "net/connection.hpp"
+#include "scripts/script.hpp"
 
 struct uv_loop_s;
 
@@ -41,6 +43,8 @@ struct NodeReply {
 };
 
 using NodeCallback = std::function<void(NodeReply)>;
+/// Turns the reply of a lock-family script into a NodeReply; `where` names the node.
+using FamilyInterpreter = NodeReply (*)(const redisReply* reply, std::string_view where);
 
 class Node {
  public:
@@ -60,6 +64,15 @@ class Node {
                      std::chrono::milliseconds timeout, NodeCallback done) = 0;
   virtual void inspect(std::string_view key, std::chrono::milliseconds timeout,
                        NodeCallback done) = 0;
+  /// Runs a script of the lock family (scripts/family_scripts.hpp); a reply that is not a
+  /// transport or Redis error is handed to `interpret`. Nodes that only speak the
+  /// exclusive lock (test fakes) keep this default, which answers redis_error at once,
+  /// from inside the call.
+  virtual void run_family_script(const scripts::Script& script,
+                                 std::span<const std::string_view> keys,
+                                 std::span<const std::string_view> args,
+                                 std::chrono::milliseconds timeout, FamilyInterpreter interpret,
+                                 NodeCallback done);
 
   /// Fails every pending call with cancelled and stops reconnecting. Calls made
   /// afterwards are answered cancelled too, exactly once, on a later loop turn.
@@ -68,6 +81,10 @@ class Node {
 
 /// A Node over one libuv connection to a Redis master. Loop thread only.
 std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions options);
+
+/// The reply of a node where the key is of Redis type `redis_type`, i.e. in use as
+/// another kind of lock: redis_error with errc::wrong_kind and a detail naming the kind.
+NodeReply wrong_kind_reply(std::string_view redis_type);
 
 /// A reply to a lock script in words for error details, e.g. "array of 2: [1, \"x\"]".
 std::string describe_reply(const redisReply* reply);

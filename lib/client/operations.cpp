@@ -1,6 +1,7 @@
 #include "client/operations.hpp"
 
 #include "client/engine.hpp"
+#include "client/family/held.hpp"
 #include "client/round.hpp"
 #include "client/test_hooks.hpp"
 #include "client/timer.hpp"
@@ -175,6 +176,10 @@ class AcquireOperation final : public Cancellable,
     if (finished_) return;
     if (round.cancelled && !engine_->open())
       return finish(cancelled_error("lock " + quote_key(key_)));
+    if (auto wrong = wrong_kind_error(round, "lock " + quote_key(key_))) {
+      release_leftovers(*engine_, key_, value, round, node_timeout_);
+      return finish(std::move(*wrong));
+    }
     if (!round.reached()) {
       const auto code = round.failure == core::FailureKind::unreachable ? errc::quorum_unreachable
                                                                         : errc::conflict;

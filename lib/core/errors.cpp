@@ -42,6 +42,8 @@ class Category final : public std::error_category {
         return "too many pending commands";
       case errc::tls_error:
         return "TLS error";
+      case errc::wrong_kind:
+        return "key in use as another kind of lock";
     }
     return "unknown redlock error " + std::to_string(code);
   }

@@ -17,9 +17,12 @@ std::string sha1_hex(std::string_view text) {
 }
 
 Script make(std::string_view name, std::string_view source) {
-  return Script{name, source, sha1_hex(source)};
+  return make_script(name, source);
 }
 
+// GET runs under pcall: on a key of another type (a semaphore, family_scripts.hpp) it
+// fails with WRONGTYPE, which the owner checks read as "not ours" and the acquire reports
+// with the key's TYPE (called only then, so a lock-only ACL user needs no +type).
 // GET before SET NX would be racy outside a script; inside, the whole body is atomic.
 constexpr std::string_view acquire_source = R"lua(
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -28,11 +31,15 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   end
   return {1, 0}
 end
-return {0, redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[1]) or ''}
+local holder = redis.pcall('GET', KEYS[1])
+if type(holder) == 'table' and holder['err'] then
+  return {-1, redis.call('TYPE', KEYS[1])['ok']}
+end
+return {0, redis.call('PTTL', KEYS[1]), holder or ''}
 )lua";
 
 constexpr std::string_view release_source = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   if ARGV[2] == '1' then
     redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
@@ -43,7 +50,7 @@ return 0
 )lua";
 
 constexpr std::string_view extend_source = R"lua(
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 0
@@ -51,7 +58,7 @@ return 0
 
 // Lua numbers are doubles: tokens stay exact up to 2^53, far beyond any real counter.
 constexpr std::string_view fence_source = R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 local current = tonumber(redis.call('GET', KEYS[2]) or '0')
@@ -61,8 +68,13 @@ end
 return 1
 )lua";
 
+// A key of another kind answers {-3, type}: PTTL never returns -3.
 constexpr std::string_view inspect_source = R"lua(
-return {redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[1]) or ''}
+local holder = redis.pcall('GET', KEYS[1])
+if type(holder) == 'table' and holder['err'] then
+  return {-3, redis.call('TYPE', KEYS[1])['ok']}
+end
+return {redis.call('PTTL', KEYS[1]), holder or ''}
 )lua";
 
 constexpr std::string_view fenced_write_source = R"lua(
@@ -77,6 +89,10 @@ return {1, highest}
 )lua";
 
 }  // namespace
+
+Script make_script(std::string_view name, std::string_view source) {
+  return Script{name, source, sha1_hex(source)};
+}
 
 const Script& acquire() {
   static const Script script = make("acquire", acquire_source);

@@ -10,7 +10,8 @@ namespace redlock::scripts {
 
 /// KEYS: lock, fence counter. ARGV: value, ttl_ms, fencing ("1"/"0").
 /// -> {1, token} when SET NX PX succeeded (token = INCR of the counter, or 0 without
-///    fencing); {0, pttl, holder} when the key is held.
+///    fencing); {0, pttl, holder} when the key is held; {-1, type} when the key is of
+///    another Redis type (another primitive of the family: family_scripts.hpp).
 const Script& acquire();
 
 /// KEYS: lock. ARGV: value. -> 1 if the key held value and was deleted (and the release
@@ -25,7 +26,7 @@ const Script& extend();
 /// the counter is now >= token), else 0.
 const Script& fence();
 
-/// KEYS: lock. -> {pttl, value or ""}.
+/// KEYS: lock. -> {pttl, value or ""}; {-3, type} for a key of another Redis type.
 const Script& inspect();
 
 /// KEYS: highest-token key, data key. ARGV: token, value.

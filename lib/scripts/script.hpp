@@ -12,4 +12,7 @@ struct Script {
   std::string sha1;  ///< lowercase hex SHA-1 of source, computed once at start-up
 };
 
+/// A Script of `source` (which must outlive it) with its SHA-1 computed.
+Script make_script(std::string_view name, std::string_view source);
+
 }  // namespace redlock::scripts

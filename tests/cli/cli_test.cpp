@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -514,6 +515,59 @@ TEST_F(CliTest, EverySubcommandHasHelpWithAnExample) {
     EXPECT_THAT(result.out, HasSubstr("Example")) << sub;
     EXPECT_THAT(result.out, HasSubstr("--nodes")) << sub;
   }
+}
+
+TEST_F(CliTest, SharedRunsOverlapAndAnExclusiveRunIsKeptOut) {
+  CliProcess a(with_nodes({"run", "--shared", "doc", "--", "sleep", "1.5"}));
+  CliProcess b(with_nodes({"run", "--shared", "doc", "--", "sleep", "1.5"}));
+  // Both readers hold at once: the key holds two reader fields on every node.
+  ASSERT_TRUE(eventually([&] {
+    return cluster()[0].command({"HLEN", "doc"}).integer == 2;
+  })) << a.err()
+      << b.err();
+  auto writer = cli({"run", "--exclusive", "--nonblock", "doc", "--", "true"});
+  EXPECT_EQ(writer.exit_code, 1) << describe(writer);
+  EXPECT_THAT(writer.err, HasSubstr("held by another owner"));
+  ASSERT_TRUE(wait_all({&a, &b}, 30s));
+  EXPECT_EQ(a.result().exit_code, 0) << describe(a.result());
+  EXPECT_EQ(b.result().exit_code, 0) << describe(b.result());
+  auto after = cli({"run", "--exclusive", "--nonblock", "doc", "--", "true"});
+  EXPECT_EQ(after.exit_code, 0) << describe(after);
+}
+
+TEST_F(CliTest, PermitsAdmitKRunsAtOnce) {
+  std::vector<std::unique_ptr<CliProcess>> runs;
+  for (int i = 0; i < 3; ++i) {
+    runs.push_back(std::make_unique<CliProcess>(
+        with_nodes({"run", "--permits", "2", "--nonblock", "pool", "--", "sleep", "1"})));
+  }
+  ASSERT_TRUE(wait_all({runs[0].get(), runs[1].get(), runs[2].get()}, 30s));
+  int ran = 0;
+  int refused = 0;
+  for (auto& run : runs) {
+    ran += run->result().exit_code == 0;
+    refused += run->result().exit_code == 1;
+  }
+  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(refused, 1);
+}
+
+TEST_F(CliTest, AlsoLocksEveryKeyAsOne) {
+  CliProcess set(with_nodes({"run", "--also", "b", "--also", "c", "a", "--", "sleep", "1"}));
+  ASSERT_TRUE(eventually([&] { return holders("c") == 5; })) << set.err();
+  EXPECT_EQ(value_on(0, "a"), value_on(0, "b"));
+  auto single = cli({"run", "--nonblock", "b", "--", "true"});
+  EXPECT_EQ(single.exit_code, 1) << describe(single);
+  ASSERT_TRUE(wait_all({&set}, 30s));
+  EXPECT_EQ(set.result().exit_code, 0) << describe(set.result());
+  EXPECT_EQ(holders("a") + holders("b") + holders("c"), 0);
+}
+
+TEST_F(CliTest, FamilyFlagsThatContradictEachOtherAreAUsageError) {
+  EXPECT_EQ(cli({"run", "--shared", "--exclusive", "doc", "--", "true"}).exit_code, 2);
+  EXPECT_EQ(cli({"run", "--shared", "--permits", "2", "doc", "--", "true"}).exit_code, 2);
+  EXPECT_EQ(cli({"run", "--permits", "0", "doc", "--", "true"}).exit_code, 2);
+  EXPECT_EQ(cli({"run", "--permits", "2", "--also", "b", "doc", "--", "true"}).exit_code, 2);
 }
 
 }  // namespace

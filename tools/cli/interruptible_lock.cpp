@@ -20,10 +20,9 @@ struct Mailbox {
   Wakeup ready;
 };
 
-Acquisition attempt(Client& client, std::string_view key, LockOptions options,
-                    SignalWatch& signals) {
+Acquisition attempt(const StartAcquire& start, LockOptions options, SignalWatch& signals) {
   auto mailbox = std::make_shared<Mailbox>();
-  client.lock_async(key, std::move(options), [mailbox](Result<Lock> result) {
+  start(std::move(options), [mailbox](Result<Lock> result) {
     {
       std::lock_guard guard(mailbox->mutex);
       if (!mailbox->abandoned) {
@@ -59,17 +58,26 @@ Acquisition attempt(Client& client, std::string_view key, LockOptions options,
 
 }  // namespace
 
-Acquisition lock_interruptibly(Client& client, std::string_view key, LockOptions options,
-                               SignalWatch& signals) {
+Acquisition acquire_interruptibly(const StartAcquire& start, LockOptions options,
+                                  SignalWatch& signals) {
   if (options.wait.count() > 0) {
     LockOptions once = options;
     once.wait = std::chrono::milliseconds(0);
-    auto first = attempt(client, key, std::move(once), signals);
+    auto first = attempt(start, std::move(once), signals);
     const bool contended =
         first.result && !*first.result && first.result->error() == errc::conflict;
     if (!contended) return first;
   }
-  return attempt(client, key, std::move(options), signals);
+  return attempt(start, std::move(options), signals);
+}
+
+Acquisition lock_interruptibly(Client& client, std::string_view key, LockOptions options,
+                               SignalWatch& signals) {
+  return acquire_interruptibly(
+      [&client, key](LockOptions chosen, Client::LockCallback done) {
+        client.lock_async(key, std::move(chosen), std::move(done));
+      },
+      std::move(options), signals);
 }
 
 }  // namespace redlock::cli

@@ -3,6 +3,7 @@
 // from the start (to forward them to its command later), so a plain blocking lock()
 // would make `redlock run --wait 10m` deaf to Ctrl-C for ten minutes.
 
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -28,5 +29,13 @@ struct Acquisition {
 /// forever, and silently, on a mistyped node list.
 Acquisition lock_interruptibly(Client& client, std::string_view key, LockOptions options,
                                SignalWatch& signals);
+
+/// Starts one acquisition of any kind (lock_async, acquire_permit_async, read_lock_async,
+/// write_lock_async, lock_all_async) with the given options.
+using StartAcquire = std::function<void(LockOptions options, Client::LockCallback done)>;
+
+/// lock_interruptibly() for any kind of lock.
+Acquisition acquire_interruptibly(const StartAcquire& start, LockOptions options,
+                                  SignalWatch& signals);
 
 }  // namespace redlock::cli

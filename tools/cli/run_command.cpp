@@ -40,7 +40,40 @@ struct RunArguments {
   bool quiet = false;
   int conflict_exit_code = exit_code::conflict;
   std::string lost_signal = "TERM";
+  bool shared = false;
+  bool exclusive = false;
+  int permits = 0;
+  std::vector<std::string> also;
 };
+
+/// The acquisition `args` ask for: a plain lock, a read or write hold (--shared,
+/// --exclusive), a semaphore permit (--permits) or a key set (--also).
+StartAcquire acquisition_of(Client& client, const RunArguments& args) {
+  if (args.shared || args.exclusive) {
+    const bool writer = args.exclusive;
+    return [&client, &args, writer](LockOptions options, Client::LockCallback done) {
+      if (writer) return client.write_lock_async(args.key, std::move(options), std::move(done));
+      client.read_lock_async(args.key, std::move(options), std::move(done));
+    };
+  }
+  if (args.permits > 0) {
+    return [&client, &args](LockOptions options, Client::LockCallback done) {
+      client.acquire_permit_async(args.key, {.permits = args.permits, .lock = std::move(options)},
+                                  std::move(done));
+    };
+  }
+  if (!args.also.empty()) {
+    auto keys = std::make_shared<std::vector<std::string>>();
+    keys->push_back(args.key);
+    keys->insert(keys->end(), args.also.begin(), args.also.end());
+    return [&client, keys](LockOptions options, Client::LockCallback done) {
+      client.lock_all_async(*keys, std::move(options), std::move(done));
+    };
+  }
+  return [&client, &args](LockOptions options, Client::LockCallback done) {
+    client.lock_async(args.key, std::move(options), std::move(done));
+  };
+}
 
 bool sigpipe_at_default() {
   struct sigaction current {};
@@ -72,7 +105,8 @@ int run(const GlobalOptions& globals, const RunArguments& args) {
   SignalWatch signals({SIGINT, SIGTERM, SIGHUP, SIGCHLD});
   auto client = globals.make_client();
 
-  auto acquisition = lock_interruptibly(*client, args.key, std::move(options), signals);
+  auto acquisition =
+      acquire_interruptibly(acquisition_of(*client, args), std::move(options), signals);
   if (acquisition.interrupted_by != 0) {
     report("run \"" + args.key + "\": interrupted by " + signal_name(acquisition.interrupted_by) +
            " while waiting for the lock");
@@ -161,11 +195,32 @@ Subcommand add_run_command(CLI::App& parent, GlobalOptions& globals) {
           ""))
       ->type_name("SIGNAL")
       ->capture_default_str();
+  auto* shared =
+      app->add_flag("--shared,-s", args->shared,
+                    "Take KEY as a read-write lock, shared with other --shared holders (flock -s)");
+  auto* exclusive = app->add_flag(
+      "--exclusive,-x", args->exclusive,
+      "Take KEY as a read-write lock, excluding --shared and --exclusive holders (flock -x); "
+      "a waiting writer keeps new readers out");
+  auto* permits = app->add_option("--permits", args->permits,
+                                  "Take one of K permits of the counting semaphore KEY")
+                      ->type_name("K")
+                      ->check(CLI::Range(1, 1'000'000));
+  auto* also = app->add_option("--also", args->also,
+                               "Also lock this key (repeatable): KEY and every --also key are "
+                               "locked as one, all or none")
+                   ->type_name("KEY")
+                   ->allow_extra_args(false);  // one key per --also: KEY follows
+  shared->excludes(exclusive)->excludes(permits)->excludes(also);
+  exclusive->excludes(permits)->excludes(also);
+  permits->excludes(also);
   app->add_option("KEY", args->key, "Name of the lock")->required();
   app->add_option("COMMAND", args->command, "The command to run and its arguments, after --");
   add_global_options(*app, globals);
   app->footer(
       "The command gets REDLOCK_KEY, REDLOCK_VALUE and, with --fencing, REDLOCK_TOKEN.\n"
+      "KEY is an exclusive lock unless --shared/--exclusive (a read-write lock), --permits\n"
+      "(a semaphore) or --also (a key set) say otherwise; a key serves one kind of lock.\n"
       "SIGINT, SIGTERM and SIGHUP are forwarded to it.\n"
       "Exit codes: the command's own (128+N when killed by signal N); 1 lock held by "
       "another;\n2 usage error; 3 quorum unreachable; 4 lock lost while the command ran.\n"

@@ -1,0 +1,193 @@
+// Client's methods of the lock family: validation, the quorum, and the hop to the loop.
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <redlock/client.hpp>
+
+#include "client/engine.hpp"
+#include "client/family/held.hpp"
+#include "client/lock_state.hpp"
+#include "client/sync_call.hpp"
+#include "core/family_quorum.hpp"
+#include "core/lock_value.hpp"
+#include "core/validation.hpp"
+
+namespace redlock {
+
+using std::chrono::milliseconds;
+
+namespace {
+
+Error invalid_permit(const std::string& problem) {
+  return Error(make_error_code(errc::invalid_argument), "acquire_permit: " + problem);
+}
+
+/// The descriptor of a permit of `key`, or why the options are refused.
+Result<std::shared_ptr<const detail::Held>> permit_of(const detail::Engine& engine,
+                                                      std::string_view key,
+                                                      const SemaphoreOptions& options) {
+  if (auto problem = core::check_key(key, engine.options().max_key_bytes))
+    return invalid_permit(*problem);
+  if (auto problem = core::check_lock_options(options.lock, engine.options().node_timeout))
+    return invalid_permit(*problem);
+  if (options.lock.fencing) {
+    return invalid_permit(
+        "fencing: semaphore permits carry no fencing token (K holders at once have no order "
+        "a storage could enforce)");
+  }
+  std::string problem;
+  const auto quorum =
+      core::semaphore_quorum_for(static_cast<int>(engine.node_names().size()), options.permits,
+                                 options.quorum, engine.quorum(), problem);
+  if (!quorum) return invalid_permit(problem);
+  auto held = std::make_shared<detail::Held>();
+  held->primitive = detail::Primitive::permit;
+  held->key = std::string(key);
+  held->permits = options.permits;
+  held->quorum = *quorum;
+  return std::shared_ptr<const detail::Held>(std::move(held));
+}
+
+/// A read or write hold of the read-write lock `key`, or why the options are refused.
+Result<std::shared_ptr<const detail::Held>> rw_of(const detail::Engine& engine,
+                                                  std::string_view key, const LockOptions& options,
+                                                  bool writer) {
+  const char* what = writer ? "write_lock: " : "read_lock: ";
+  auto invalid = [&](const std::string& problem) {
+    return Error(make_error_code(errc::invalid_argument), what + problem);
+  };
+  if (auto problem = core::check_key(key, engine.options().max_key_bytes)) return invalid(*problem);
+  if (auto problem = core::check_lock_options(options, engine.options().node_timeout))
+    return invalid(*problem);
+  if (!writer && options.fencing) {
+    return invalid(
+        "fencing: readers carry no fencing token (they share; only writers are ordered)");
+  }
+  auto held = std::make_shared<detail::Held>();
+  held->primitive = writer ? detail::Primitive::writer : detail::Primitive::reader;
+  held->key = std::string(key);
+  held->quorum = engine.quorum();
+  if (writer) {
+    held->intent = core::new_lock_value();
+    const auto& client = engine.options();
+    held->intent_ttl = std::clamp<milliseconds>(4 * (client.retry_delay + client.retry_jitter),
+                                                milliseconds(250), options.ttl);
+  }
+  return std::shared_ptr<const detail::Held>(std::move(held));
+}
+
+/// A key set, or why it is refused.
+Result<std::shared_ptr<const detail::Held>> keys_of(const detail::Engine& engine,
+                                                    std::span<const std::string> keys,
+                                                    const LockOptions& options) {
+  auto invalid = [](const std::string& problem) {
+    return Error(make_error_code(errc::invalid_argument), "lock_all: " + problem);
+  };
+  if (keys.empty()) return invalid("keys: the key list is empty");
+  if (auto problem = core::check_lock_options(options, engine.options().node_timeout))
+    return invalid(*problem);
+  if (options.fencing) {
+    return invalid("fencing: key sets carry no fencing tokens; lock a key alone for one");
+  }
+  std::unordered_set<std::string_view> seen;
+  for (const auto& key : keys) {
+    if (auto problem = core::check_key(key, engine.options().max_key_bytes))
+      return invalid(*problem);
+    if (!seen.insert(key).second) {
+      return invalid("keys: " + detail::quote_key(key) + " is given twice");
+    }
+  }
+  auto held = std::make_shared<detail::Held>();
+  held->primitive = detail::Primitive::keys;
+  held->key = keys.front();
+  held->keys.assign(keys.begin(), keys.end());
+  held->quorum = engine.quorum();
+  return std::shared_ptr<const detail::Held>(std::move(held));
+}
+
+Result<Lock> acquire_held(const std::shared_ptr<detail::Engine>& engine, std::string_view what,
+                          Result<std::shared_ptr<const detail::Held>> held,
+                          const LockOptions& options) {
+  if (!held) return std::move(held).error();
+  auto acquired = detail::call_sync<std::shared_ptr<detail::LockState>>(
+      *engine, what, [engine, held = std::move(*held), options](auto deliver) mutable {
+        detail::start_family_acquire(engine, std::move(held), std::move(options),
+                                     std::move(deliver));
+      });
+  if (!acquired) return std::move(acquired).error();
+  return Lock(std::move(*acquired));
+}
+
+void acquire_held_async(const std::shared_ptr<detail::Engine>& engine, std::string_view key,
+                        Result<std::shared_ptr<const detail::Held>> held, LockOptions options,
+                        Client::LockCallback callback) {
+  auto shared_callback = std::make_shared<Client::LockCallback>(std::move(callback));
+  auto deliver = [shared_callback](Result<std::shared_ptr<detail::LockState>> acquired) {
+    if (!acquired) return (*shared_callback)(std::move(acquired).error());
+    (*shared_callback)(Lock(std::move(*acquired)));
+  };
+  const bool posted = engine->post([engine, held = std::move(held), options = std::move(options),
+                                    deliver]() mutable {
+    if (!held) return deliver(std::move(held).error());
+    detail::start_family_acquire(engine, std::move(*held), std::move(options), std::move(deliver));
+  });
+  if (!posted) deliver(detail::cancelled_error("acquire " + detail::quote_key(key)));
+}
+
+}  // namespace
+
+Result<int> Client::semaphore_quorum(int permits, int quorum) const {
+  std::string problem;
+  const auto q = core::semaphore_quorum_for(static_cast<int>(engine_->node_names().size()), permits,
+                                            quorum, engine_->quorum(), problem);
+  if (!q) return invalid_permit(problem);
+  return *q;
+}
+
+Result<Lock> Client::acquire_permit(std::string_view key, const SemaphoreOptions& options) {
+  return acquire_held(engine_, "acquire_permit", permit_of(*engine_, key, options), options.lock);
+}
+
+void Client::acquire_permit_async(std::string_view key, SemaphoreOptions options,
+                                  LockCallback callback) {
+  acquire_held_async(engine_, key, permit_of(*engine_, key, options), std::move(options.lock),
+                     std::move(callback));
+}
+
+Result<Lock> Client::lock_all(std::span<const std::string> keys, const LockOptions& options) {
+  return acquire_held(engine_, "lock_all", keys_of(*engine_, keys, options), options);
+}
+
+void Client::lock_all_async(std::span<const std::string> keys, LockOptions options,
+                            LockCallback callback) {
+  auto held = keys_of(*engine_, keys, options);
+  const std::string first = keys.empty() ? std::string() : keys.front();
+  acquire_held_async(engine_, first, std::move(held), std::move(options), std::move(callback));
+}
+
+std::vector<std::string> Lock::resources() const {
+  if (!state_) return {};
+  if (state_->held && state_->held->primitive == detail::Primitive::keys) return state_->held->keys;
+  return {state_->resource};
+}
+
+Result<Lock> Client::read_lock(std::string_view key, const LockOptions& options) {
+  return acquire_held(engine_, "read_lock", rw_of(*engine_, key, options, false), options);
+}
+
+void Client::read_lock_async(std::string_view key, LockOptions options, LockCallback callback) {
+  auto held = rw_of(*engine_, key, options, false);
+  acquire_held_async(engine_, key, std::move(held), std::move(options), std::move(callback));
+}
+
+Result<Lock> Client::write_lock(std::string_view key, const LockOptions& options) {
+  return acquire_held(engine_, "write_lock", rw_of(*engine_, key, options, true), options);
+}
+
+void Client::write_lock_async(std::string_view key, LockOptions options, LockCallback callback) {
+  auto held = rw_of(*engine_, key, options, true);
+  acquire_held_async(engine_, key, std::move(held), std::move(options), std::move(callback));
+}
+
+}  // namespace redlock

@@ -1,0 +1,264 @@
+#include "client/family/held.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <array>
+#include <vector>
+
+#include "client/engine.hpp"
+#include "client/lock_state.hpp"
+#include "client/round.hpp"
+#include "scripts/family_scripts.hpp"
+#include "scripts/lock_scripts.hpp"
+
+namespace redlock::detail {
+
+using core::Clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+bool is_integer(const redisReply* reply) {
+  return reply->type == REDIS_REPLY_INTEGER;
+}
+
+std::string_view text_of(const redisReply* reply) {
+  return {reply->str, reply->len};
+}
+
+NodeReply unexpected_reply(const redisReply* reply, std::string_view where) {
+  NodeReply result;
+  result.status = NodeStatus::redis_error;
+  result.error = make_error_code(errc::protocol_error);
+  result.detail =
+      std::string(where) + ": unexpected reply to a lock-family script: " + describe_reply(reply);
+  return result;
+}
+
+}  // namespace
+
+std::string Held::describe() const {
+  switch (primitive) {
+    case Primitive::permit:
+      return "semaphore " + quote_key(key) + " (" + std::to_string(permits) + " permits)";
+    case Primitive::reader:
+      return "read lock " + quote_key(key);
+    case Primitive::writer:
+      return "write lock " + quote_key(key);
+    case Primitive::keys: {
+      std::string text = "lock of keys {";
+      for (std::size_t i = 0; i < keys.size() && i < 8; ++i) {
+        text += (i > 0 ? ", " : "") + quote_key(keys[i]);
+      }
+      return text + (keys.size() > 8 ? ", ...}" : "}");
+    }
+  }
+  return quote_key(key);
+}
+
+NodeReply interpret_family_reply(const redisReply* reply, std::string_view where) {
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0 || !is_integer(reply->element[0])) {
+    return unexpected_reply(reply, where);
+  }
+  const auto code = reply->element[0]->integer;
+  NodeReply result;
+  if (code == 1) {
+    result.status = NodeStatus::granted;
+    if (reply->elements == 2 && is_integer(reply->element[1]) && reply->element[1]->integer > 0) {
+      result.token = static_cast<std::uint64_t>(reply->element[1]->integer);
+    }
+    return result;
+  }
+  if (code == 0 && reply->elements == 1) {
+    result.status = NodeStatus::not_held;
+    return result;
+  }
+  if (code == 0 && reply->elements == 4 && is_integer(reply->element[1]) &&
+      reply->element[2]->type == REDIS_REPLY_STRING &&
+      reply->element[3]->type == REDIS_REPLY_STRING) {
+    result.status = NodeStatus::held;
+    result.remaining_ttl = milliseconds(reply->element[1]->integer);
+    result.holder = std::string(text_of(reply->element[2]));
+    result.detail = std::string(text_of(reply->element[3]));
+    return result;
+  }
+  if (code == 0 && reply->elements == 5 && is_integer(reply->element[1]) &&
+      reply->element[2]->type == REDIS_REPLY_STRING &&
+      reply->element[4]->type == REDIS_REPLY_STRING) {
+    result.status = NodeStatus::held;
+    result.remaining_ttl = milliseconds(reply->element[1]->integer);
+    result.holder = std::string(text_of(reply->element[2]));
+    result.detail = "key " + quote_key(text_of(reply->element[4])) + " held by " + result.holder;
+    return result;
+  }
+  if (code == -1 && reply->elements >= 2 && reply->element[1]->type == REDIS_REPLY_STRING) {
+    auto wrong = wrong_kind_reply(text_of(reply->element[1]));
+    if (reply->elements == 3 && reply->element[2]->type == REDIS_REPLY_STRING) {
+      wrong.detail = "key " + quote_key(text_of(reply->element[2])) + ": " + wrong.detail;
+    }
+    return wrong;
+  }
+  return unexpected_reply(reply, where);
+}
+
+std::optional<Error> wrong_kind_error(const RoundResult& round, std::string_view what) {
+  for (const auto& outcome : round.outcomes) {
+    if (outcome.error != errc::wrong_kind) continue;
+    return Error(make_error_code(errc::wrong_kind),
+                 std::string(what) + ": on " + outcome.node + " " + outcome.detail +
+                     "; a key serves one kind of lock, use another name",
+                 round.outcomes);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+const char* mode_of(const Held& held) {
+  return held.primitive == Primitive::writer ? "w" : "r";
+}
+
+}  // namespace
+
+void send_family_acquire(Node& node, const Held& held, std::string_view value, milliseconds ttl,
+                         bool fencing, milliseconds timeout, NodeCallback done) {
+  const std::string ttl_ms = std::to_string(ttl.count());
+  if (held.primitive == Primitive::permit) {
+    const std::string permits = std::to_string(held.permits);
+    const std::array<std::string_view, 1> keys{held.key};
+    const std::array<std::string_view, 3> args{value, ttl_ms, permits};
+    return node.run_family_script(scripts::semaphore_acquire(), keys, args, timeout,
+                                  interpret_family_reply, std::move(done));
+  }
+  if (held.primitive == Primitive::keys) {
+    const std::vector<std::string_view> keys(held.keys.begin(), held.keys.end());
+    const std::array<std::string_view, 2> args{value, ttl_ms};
+    return node.run_family_script(scripts::multi_acquire(), keys, args, timeout,
+                                  interpret_family_reply, std::move(done));
+  }
+  const std::string fence_key = held.key + scripts::fence_suffix;
+  const std::string intent_ms = std::to_string(held.intent_ttl.count());
+  const std::array<std::string_view, 2> keys{held.key, fence_key};
+  const std::array<std::string_view, 6> args{value,       ttl_ms,    mode_of(held),
+                                             held.intent, intent_ms, fencing ? "1" : "0"};
+  node.run_family_script(scripts::rw_acquire(), keys, args, timeout, interpret_family_reply,
+                         std::move(done));
+}
+
+void send_family_extend(Node& node, const Held& held, std::string_view value, milliseconds ttl,
+                        milliseconds timeout, NodeCallback done) {
+  const std::string ttl_ms = std::to_string(ttl.count());
+  if (held.primitive == Primitive::keys) {
+    const std::vector<std::string_view> keys(held.keys.begin(), held.keys.end());
+    const std::array<std::string_view, 2> args{value, ttl_ms};
+    return node.run_family_script(scripts::multi_extend(), keys, args, timeout,
+                                  interpret_family_reply, std::move(done));
+  }
+  const std::array<std::string_view, 1> keys{held.key};
+  const std::array<std::string_view, 3> args{value, ttl_ms, mode_of(held)};
+  const bool permit = held.primitive == Primitive::permit;
+  node.run_family_script(permit ? scripts::semaphore_extend() : scripts::rw_extend(), keys,
+                         std::span(args).first(permit ? 2 : 3), timeout, interpret_family_reply,
+                         std::move(done));
+}
+
+void send_family_release(Node& node, const Held& held, std::string_view value, Announce announce,
+                         milliseconds timeout, NodeCallback done, bool keep_intent) {
+  if (held.primitive == Primitive::keys) {
+    const std::vector<std::string_view> keys(held.keys.begin(), held.keys.end());
+    const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
+    return node.run_family_script(scripts::multi_release(), keys, args, timeout,
+                                  interpret_family_reply, std::move(done));
+  }
+  const std::array<std::string_view, 1> keys{held.key};
+  const std::array<std::string_view, 4> args{value, announce == Announce::yes ? "1" : "0",
+                                             mode_of(held),
+                                             keep_intent ? std::string_view() : held.intent};
+  const bool permit = held.primitive == Primitive::permit;
+  node.run_family_script(permit ? scripts::semaphore_release() : scripts::rw_release(), keys,
+                         std::span(args).first(permit ? 2 : 4), timeout, interpret_family_reply,
+                         std::move(done));
+}
+
+void send_family_fence(Node& node, const Held& held, std::string_view value, std::uint64_t token,
+                       milliseconds timeout, NodeCallback done) {
+  const std::string fence_key = held.key + scripts::fence_suffix;
+  const std::string token_text = std::to_string(token);
+  const std::array<std::string_view, 2> keys{held.key, fence_key};
+  const std::array<std::string_view, 2> args{value, token_text};
+  node.run_family_script(scripts::rw_fence(), keys, args, timeout, interpret_family_reply,
+                         std::move(done));
+}
+
+void start_extend(const LockState& lock, milliseconds ttl, ExtendDone done) {
+  if (!lock.held) return start_extend(lock.engine, lock.resource, lock.value, ttl, std::move(done));
+  const auto& engine = lock.engine;
+  const auto timeout = engine->node_timeout(ttl);
+  run_round(
+      *engine,
+      [&, held = lock.held, value = lock.value](Node& node, NodeCallback reply) {
+        send_family_extend(node, *held, value, ttl, timeout, std::move(reply));
+      },
+      vote_owner_action,
+      [engine, held = lock.held, ttl, done = std::move(done)](RoundResult round) {
+        const auto what = "extend " + held->describe();
+        if (round.cancelled && !engine->open()) return done(cancelled_error(what));
+        if (auto wrong = wrong_kind_error(round, what)) return done(std::move(*wrong));
+        if (!round.reached()) {
+          const auto code = round.failure == core::FailureKind::unreachable
+                                ? errc::quorum_unreachable
+                                : errc::not_held;
+          auto message = what + " failed: " + round.summary("extended");
+          return done(Error(make_error_code(code), std::move(message), std::move(round.outcomes)));
+        }
+        const auto valid_until = core::valid_until(round.start, ttl, engine->drift());
+        if (valid_until <= Clock::now()) {
+          return done(Error(make_error_code(errc::validity_expired),
+                            what + ": a quorum extended too late, leaving no validity",
+                            std::move(round.outcomes)));
+        }
+        done(valid_until);
+      },
+      lock.held->quorum);
+}
+
+void start_release(const LockState& lock, milliseconds node_timeout, ReleaseDone done) {
+  if (!lock.held) {
+    return start_release(lock.engine, lock.resource, lock.value, node_timeout, std::move(done));
+  }
+  const auto& engine = lock.engine;
+  run_round(
+      *engine,
+      [&, held = lock.held, value = lock.value](Node& node, NodeCallback reply) {
+        send_family_release(node, *held, value, Announce::yes, node_timeout,
+                            engine->count_release(std::move(reply)));
+      },
+      vote_gone,
+      [engine, held = lock.held, done = std::move(done)](RoundResult round) {
+        const auto what = "release " + held->describe();
+        if (round.cancelled && !engine->open()) return done(cancelled_error(what));
+        if (auto wrong = wrong_kind_error(round, what)) return done(std::move(*wrong));
+        if (!round.reached()) {
+          return done(Error(make_error_code(errc::quorum_unreachable),
+                            what + " not confirmed: " + round.summary("confirmed") +
+                                "; it may stay held there until its ttl ends",
+                            std::move(round.outcomes)));
+        }
+        Released released;
+        for (const auto& outcome : round.outcomes) {
+          if (outcome.status == NodeStatus::granted) ++released.deleted;
+        }
+        released.outcomes = std::move(round.outcomes);
+        done(std::move(released));
+      },
+      lock.held->quorum);
+  if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {
+    if (lock.held->primitive == Primitive::keys) {
+      for (const auto& key : lock.held->keys) notifier->released_locally(key, lock.value);
+    } else {
+      notifier->released_locally(lock.held->key, lock.value);
+    }
+  }
+}
+
+}  // namespace redlock::detail

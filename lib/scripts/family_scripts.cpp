@@ -1,0 +1,247 @@
+#include "scripts/family_scripts.hpp"
+
+#include <string>
+
+namespace redlock::scripts {
+namespace {
+
+// Shared by every family script: the key's type check and the node's clock in ms. TIME
+// makes a script non-deterministic; Redis 5 and later replicate a script's effects, not
+// the script, so that is allowed (and the holder's expiry stays on this node's clock).
+constexpr std::string_view prelude = R"lua(
+local kind = redis.call('TYPE', KEYS[1])['ok']
+local function wrong_kind(allowed)
+  if kind ~= 'none' and kind ~= allowed then return {-1, kind} end
+  return nil
+end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+)lua";
+
+// The sorted set expires with its last holder, so an abandoned semaphore leaves nothing.
+constexpr std::string_view semaphore_common = R"lua(
+local bad = wrong_kind('zset')
+if bad then return bad end
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local function expire_with_last()
+  local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+  if last[2] then redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(last[2]) - now)) end
+end
+)lua";
+
+constexpr std::string_view semaphore_acquire_body = R"lua(
+local holders = redis.call('ZCARD', KEYS[1])
+if holders >= tonumber(ARGV[3]) then
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  return {0, math.floor(tonumber(first[2]) - now), first[1], holders .. ' live holders'}
+end
+redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
+expire_with_last()
+return {1, 0}
+)lua";
+
+constexpr std::string_view semaphore_extend_body = R"lua(
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return {0} end
+redis.call('ZADD', KEYS[1], 'XX', string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
+expire_with_last()
+return {1}
+)lua";
+
+constexpr std::string_view semaphore_release_body = R"lua(
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
+  if ARGV[2] == '1' then redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1]) end
+  return {1}
+end
+return {0}
+)lua";
+
+constexpr std::string_view semaphore_inspect_body = R"lua(
+local out = {kind}
+local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+for i = 1, #all, 2 do
+  out[#out + 1] = all[i]
+  out[#out + 1] = math.floor(tonumber(all[i + 1]) - now)
+end
+return out
+)lua";
+
+// The read-write lock is a hash of "r:<value>", "w:<value>" and "i:<intent>" fields (a
+// reader, the writer, a waiting writer's intent), each holding its expiry in node ms.
+constexpr std::string_view rw_common = R"lua(
+local bad = wrong_kind('hash')
+if bad then return bad end
+local now = now_ms()
+local live = {r = {}, w = {}, i = {}}
+local longest = 0
+local fields = redis.call('HGETALL', KEYS[1])
+for n = 1, #fields, 2 do
+  local expiry = tonumber(fields[n + 1])
+  if expiry <= now then
+    redis.call('HDEL', KEYS[1], fields[n])
+  else
+    local role = string.sub(fields[n], 1, 1)
+    if live[role] then
+      table.insert(live[role], {string.sub(fields[n], 3), expiry - now})
+    end
+    if expiry > longest then longest = expiry end
+  end
+end
+local function stamp(field, ttl)
+  local expiry = now + tonumber(ttl)
+  redis.call('HSET', KEYS[1], field, string.format('%.0f', expiry))
+  if expiry > longest then longest = expiry end
+  redis.call('PEXPIRE', KEYS[1], math.ceil(longest - now))
+end
+local function blocker(list, reason, pick_longest)
+  local chosen = list[1]
+  for _, entry in ipairs(list) do
+    if (pick_longest and entry[2] > chosen[2]) or (not pick_longest and entry[2] < chosen[2]) then
+      chosen = entry
+    end
+  end
+  return {0, math.floor(chosen[2]), chosen[1], reason}
+end
+)lua";
+
+// ARGV: value, ttl_ms, mode ("r" or "w"); for writers also intent id, intent ttl_ms,
+// fencing ("1"/"0"). A reader needs no live writer and no live writer intent; a writer
+// needs no live writer and no live reader, and otherwise leaves (or refreshes) its
+// intent, which keeps new readers out of this node until it gets in or the intent ends.
+constexpr std::string_view rw_acquire_body = R"lua(
+if #live.w > 0 then return blocker(live.w, 'a writer holds it', false) end
+if ARGV[3] == 'r' then
+  if #live.i > 0 then return blocker(live.i, 'a writer waits', false) end
+  stamp('r:' .. ARGV[1], ARGV[2])
+  return {1, 0}
+end
+if #live.r > 0 then
+  stamp('i:' .. ARGV[4], ARGV[5])
+  return blocker(live.r, #live.r .. ' readers hold it', true)
+end
+redis.call('HDEL', KEYS[1], 'i:' .. ARGV[4])
+stamp('w:' .. ARGV[1], ARGV[2])
+if ARGV[6] == '1' then return {1, redis.call('INCR', KEYS[2])} end
+return {1, 0}
+)lua";
+
+// ARGV: value, ttl_ms, mode. Only a live entry of the caller is moved.
+constexpr std::string_view rw_extend_body = R"lua(
+local field = ARGV[3] .. ':' .. ARGV[1]
+if not redis.call('HGET', KEYS[1], field) then return {0} end
+stamp(field, ARGV[2])
+return {1}
+)lua";
+
+// ARGV: value, announce, mode, intent id (writers: withdrawn with the entry).
+constexpr std::string_view rw_release_body = R"lua(
+if ARGV[4] and ARGV[4] ~= '' then redis.call('HDEL', KEYS[1], 'i:' .. ARGV[4]) end
+if redis.call('HDEL', KEYS[1], ARGV[3] .. ':' .. ARGV[1]) == 1 then
+  if ARGV[2] == '1' then redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1]) end
+  return {1}
+end
+return {0}
+)lua";
+
+// KEYS: lock, fence counter. ARGV: value, token. The writer's fencing write-back.
+constexpr std::string_view rw_fence_body = R"lua(
+if not redis.call('HGET', KEYS[1], 'w:' .. ARGV[1]) then return {0} end
+if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+return {1}
+)lua";
+
+constexpr std::string_view rw_inspect_body = R"lua(
+local out = {kind}
+for role, list in pairs(live) do
+  for _, entry in ipairs(list) do
+    out[#out + 1] = role .. ':' .. entry[1]
+    out[#out + 1] = math.floor(entry[2])
+  end
+end
+return out
+)lua";
+
+// The multi-key lock: every key is an exclusive lock's string (so single-key locks and
+// key sets exclude each other key by key), taken all or none on this node.
+constexpr std::string_view multi_acquire_source = R"lua(
+for i = 1, #KEYS do
+  local holder = redis.pcall('GET', KEYS[i])
+  if type(holder) == 'table' and holder['err'] then
+    return {-1, redis.call('TYPE', KEYS[i])['ok'], KEYS[i]}
+  end
+  if holder then
+    return {0, redis.call('PTTL', KEYS[i]), holder, 'key', KEYS[i]}
+  end
+end
+for i = 1, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+end
+return {1, 0}
+)lua";
+
+// Extends only if this node still holds every key for the caller: a set that lost a key
+// here is not held here, and no key is revived.
+constexpr std::string_view multi_extend_source = R"lua(
+for i = 1, #KEYS do
+  if redis.pcall('GET', KEYS[i]) ~= ARGV[1] then return {0} end
+end
+for i = 1, #KEYS do
+  redis.call('PEXPIRE', KEYS[i], ARGV[2])
+end
+return {1}
+)lua";
+
+// Deletes every key still holding the caller's value; announces each like a lock's release.
+constexpr std::string_view multi_release_source = R"lua(
+local deleted = 0
+for i = 1, #KEYS do
+  if redis.pcall('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+    if ARGV[2] == '1' then redis.call('PUBLISH', KEYS[i] .. ':released', ARGV[1]) end
+    deleted = deleted + 1
+  end
+end
+if deleted > 0 then return {1} end
+return {0}
+)lua";
+
+// Script::source is a view: each source is assembled once and kept for the process.
+const Script& assemble(std::string_view name, std::initializer_list<std::string_view> parts,
+                       std::string& storage, Script& script) {
+  for (auto part : parts) storage += part;
+  script = make_script(name, storage);
+  return script;
+}
+
+}  // namespace
+
+#define REDLOCK_FAMILY_SCRIPT(function, ...)                                        \
+  const Script& function() {                                                        \
+    static std::string source;                                                      \
+    static Script script;                                                           \
+    static const Script& made = assemble(#function, {__VA_ARGS__}, source, script); \
+    return made;                                                                    \
+  }
+
+REDLOCK_FAMILY_SCRIPT(semaphore_acquire, prelude, semaphore_common, semaphore_acquire_body)
+REDLOCK_FAMILY_SCRIPT(semaphore_extend, prelude, semaphore_common, semaphore_extend_body)
+REDLOCK_FAMILY_SCRIPT(semaphore_release, prelude, semaphore_common, semaphore_release_body)
+REDLOCK_FAMILY_SCRIPT(semaphore_inspect, prelude, semaphore_common, semaphore_inspect_body)
+
+REDLOCK_FAMILY_SCRIPT(rw_acquire, prelude, rw_common, rw_acquire_body)
+REDLOCK_FAMILY_SCRIPT(rw_extend, prelude, rw_common, rw_extend_body)
+REDLOCK_FAMILY_SCRIPT(rw_release, prelude, rw_common, rw_release_body)
+REDLOCK_FAMILY_SCRIPT(rw_fence, prelude, rw_common, rw_fence_body)
+REDLOCK_FAMILY_SCRIPT(rw_inspect, prelude, rw_common, rw_inspect_body)
+
+REDLOCK_FAMILY_SCRIPT(multi_acquire, multi_acquire_source)
+REDLOCK_FAMILY_SCRIPT(multi_extend, multi_extend_source)
+REDLOCK_FAMILY_SCRIPT(multi_release, multi_release_source)
+
+#undef REDLOCK_FAMILY_SCRIPT
+
+}  // namespace redlock::scripts

@@ -1,0 +1,57 @@
+#pragma once
+// The Lua scripts of the lock family beyond the exclusive lock. Each runs atomically on
+// one node, reads the node's own clock (TIME) to expire holders one by one, and first
+// checks the key's Redis TYPE, so a key used as another primitive is reported as such
+// instead of failing with WRONGTYPE. A key serves one primitive:
+//   exclusive lock (lock_scripts.hpp)   a string holding the owner's value
+//   counting semaphore                  a sorted set: holder value -> expiry (node ms)
+//   read-write lock                     a hash: "r:<value>" readers, "w:<value>" the
+//                                       writer, "i:<id>" waiting writers' intents ->
+//                                       expiry (node ms)
+// Every script answers an array whose first element says what happened:
+//   {1, token}                 granted (token: a writer's fencing counter, else 0)
+//   {1}                        extend/release/fence: done
+//   {0}                        extend/release/fence: the caller holds nothing here
+//   {0, ms, holder, why}       acquire refused by `holder`, whose entry ends in `ms`;
+//                              `why` in words ("3 live holders", "a writer waits")
+//   {0, ms, holder, 'key', K}  multi-key acquire refused: key K is held by `holder`
+//   {-1, type[, K]}            the key (K) is of another Redis type (another primitive)
+// The multi-key lock keeps each key as an exclusive lock's string (lock_scripts.hpp).
+// Releases with announce = "1" publish the value on "<key>:released", like the
+// exclusive lock's, so waiters are woken without polling.
+
+#include "scripts/script.hpp"
+
+namespace redlock::scripts {
+
+/// KEYS: semaphore. ARGV: value, ttl_ms, permits. Expired holders are removed first;
+/// granted iff fewer than `permits` live holders remain.
+const Script& semaphore_acquire();
+/// KEYS: semaphore. ARGV: value, ttl_ms. Sets the holder's expiry to now + ttl if it is
+/// still a live holder; an expired holder is removed, never revived.
+const Script& semaphore_extend();
+/// KEYS: semaphore. ARGV: value, announce ("1"/"0"). Removes the holder.
+const Script& semaphore_release();
+/// KEYS: semaphore. -> {type, holder, ms left, holder, ms left, ...} of live holders.
+const Script& semaphore_inspect();
+
+/// KEYS: lock, fence counter. ARGV: value, ttl_ms, "r"|"w", and for "w": intent id,
+/// intent ttl_ms, fencing ("1"/"0"). See rw_acquire_body for the rule.
+const Script& rw_acquire();
+/// KEYS: lock. ARGV: value, ttl_ms, "r"|"w". Moves only the caller's live entry.
+const Script& rw_extend();
+/// KEYS: lock. ARGV: value, announce, "r"|"w", intent id ("" for readers).
+const Script& rw_release();
+/// KEYS: lock, fence counter. ARGV: value, token. Writers' fencing write-back.
+const Script& rw_fence();
+/// KEYS: lock. -> {type, "r:"|"w:"|"i:" + value, ms left, ...} of live entries.
+const Script& rw_inspect();
+
+/// KEYS: the locks. ARGV: value, ttl_ms. SET PX of every key iff none is held here.
+const Script& multi_acquire();
+/// KEYS: the locks. ARGV: value, ttl_ms. PEXPIRE of every key iff all still hold value.
+const Script& multi_extend();
+/// KEYS: the locks. ARGV: value, announce. Deletes the keys that hold value.
+const Script& multi_release();
+
+}  // namespace redlock::scripts

@@ -1,0 +1,154 @@
+// Locking several keys as one against five real redis-server processes: all keys or
+// none on each node, errors that name the key, its holder and the node, single-key
+// locks and key sets excluding each other, and no deadlock between overlapping sets
+// taken in opposite orders.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <redlock/redlock.hpp>
+
+#include "support/lock_nodes_fixture.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+using Keys = std::vector<std::string>;
+
+class MultiLockTest : public test::LockNodesTest {};
+
+TEST_F(MultiLockTest, EveryKeyIsSetOnEveryNodeAndReleasedTogether) {
+  auto client = Client::create(options());
+  const Keys keys{"a", "b", "c"};
+  auto lock = client->lock_all(keys, {.ttl = 10s});
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(lock->resources(), keys);
+  EXPECT_GT(lock->validity(), 9s);
+  std::this_thread::sleep_for(50ms);  // decided by a quorum; the last node is a moment behind
+  for (std::size_t node = 0; node < 5; ++node) {
+    for (const auto& key : keys) EXPECT_EQ(get(node, key), lock->value()) << key;
+  }
+  ASSERT_TRUE(lock->extend(60s));
+  std::this_thread::sleep_for(50ms);
+  for (std::size_t node = 0; node < 5; ++node) {
+    for (const auto& key : keys) EXPECT_GT(cluster()[node].command({"PTTL", key}).integer, 50'000);
+  }
+  ASSERT_TRUE(lock->unlock());
+  std::this_thread::sleep_for(50ms);
+  for (std::size_t node = 0; node < 5; ++node)
+    EXPECT_EQ(cluster()[node].command({"DBSIZE"}).integer, 0);
+}
+
+TEST_F(MultiLockTest, AllOrNothingAndTheErrorNamesKeyHolderAndNode) {
+  auto client = Client::create(options());
+  auto single = client->try_lock("b", 10s);
+  ASSERT_TRUE(single);
+  auto set = client->lock_all(Keys{"a", "b", "c"}, {.ttl = 10s});
+  ASSERT_FALSE(set);
+  EXPECT_EQ(set.error(), errc::conflict);
+  EXPECT_THAT(set.error().message(), HasSubstr("lock of keys {\"a\", \"b\", \"c\"}"));
+  EXPECT_THAT(set.error().message(), HasSubstr("key \"b\" held by " + single->value()));
+  EXPECT_THAT(set.error().message(), HasSubstr(client->nodes()[0]));
+  std::this_thread::sleep_for(50ms);
+  for (std::size_t node = 0; node < 5; ++node) {
+    EXPECT_EQ(get(node, "a"), "(nil)") << "a partial hold was kept";
+    EXPECT_EQ(get(node, "c"), "(nil)") << "a partial hold was kept";
+  }
+  // And the other way round: a held set keeps single-key locks of its keys out.
+  ASSERT_TRUE(single->unlock());
+  auto both = client->lock_all(Keys{"a", "b"}, {.ttl = 10s});
+  ASSERT_TRUE(both);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(client->try_lock("a", 10s).code(), make_error_code(errc::conflict));
+}
+
+TEST_F(MultiLockTest, ExtendNeverRevivesAKeyThatIsGone) {
+  auto client = Client::create(options());
+  auto lock = client->lock_all(Keys{"a", "b"}, {.ttl = 10s});
+  ASSERT_TRUE(lock);
+  // "b" is lost on a majority (as if it expired there): the set is not held any more.
+  for (std::size_t node = 0; node < 3; ++node) cluster()[node].command({"DEL", "b"});
+  auto extended = lock->extend(60s);
+  ASSERT_FALSE(extended);
+  EXPECT_EQ(extended.error(), errc::not_held);
+  for (std::size_t node = 0; node < 3; ++node) {
+    EXPECT_EQ(get(node, "b"), "(nil)") << "revived";
+    EXPECT_LT(cluster()[node].command({"PTTL", "a"}).integer, 10'001) << "extended without b";
+  }
+}
+
+TEST_F(MultiLockTest, OverlappingSetsInOppositeOrdersNeverDeadlock) {
+  // Two clients take {x, y, z} and {z, y, x} in a loop. Taking locks one by one in these
+  // orders deadlocks as soon as each holds its first key; all-or-nothing per node with
+  // the release of every failed attempt's leftovers keeps nothing while waiting.
+  constexpr int rounds = 40;
+  auto fast = options();
+  fast.retry_delay = 5ms;
+  fast.retry_jitter = 5ms;
+  auto first = Client::create(fast);
+  auto second = Client::create(fast);
+  std::atomic<int> inside{0};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> failures{0};
+  auto worker = [&](Client& client, Keys keys) {
+    for (int i = 0; i < rounds; ++i) {
+      auto lock = client.lock_all(keys, {.ttl = 5s, .wait = 10s});
+      if (!lock) {
+        ++failures;
+        continue;
+      }
+      if (++inside > 1) ++overlaps;
+      std::this_thread::sleep_for(1ms);
+      --inside;
+      (void)lock->unlock();
+    }
+  };
+  const auto start = Clock::now();
+  std::thread a(worker, std::ref(*first), Keys{"x", "y", "z"});
+  std::thread b(worker, std::ref(*second), Keys{"z", "y", "x"});
+  a.join();
+  b.join();
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  std::printf("%d + %d opposite-order key-set locks in %lld ms\n", rounds, rounds,
+              static_cast<long long>(took.count()));
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(overlaps, 0);
+  EXPECT_LT(took, 8s);
+}
+
+TEST_F(MultiLockTest, AKeyOfAnotherKindIsNamed) {
+  auto client = Client::create(options());
+  auto permit = client->acquire_permit("s", {.permits = 2, .lock = {.ttl = 10s}});
+  ASSERT_TRUE(permit);
+  auto set = client->lock_all(Keys{"a", "s"}, {.ttl = 10s});
+  ASSERT_FALSE(set);
+  EXPECT_EQ(set.error(), errc::wrong_kind);
+  EXPECT_THAT(set.error().message(), HasSubstr("key \"s\": the key is a semaphore"));
+  for (std::size_t node = 0; node < 5; ++node) EXPECT_EQ(get(node, "a"), "(nil)");
+}
+
+TEST_F(MultiLockTest, BadInputIsAClearErrorAndSendsNothing) {
+  auto client = Client::create(options());
+  auto empty = client->lock_all(Keys{}, {.ttl = 10s});
+  EXPECT_EQ(empty.error(), errc::invalid_argument);
+  EXPECT_THAT(empty.error().message(), HasSubstr("the key list is empty"));
+  auto twice = client->lock_all(Keys{"a", "b", "a"}, {.ttl = 10s});
+  EXPECT_EQ(twice.error(), errc::invalid_argument);
+  EXPECT_THAT(twice.error().message(), HasSubstr("\"a\" is given twice"));
+  auto fenced = client->lock_all(Keys{"a", "b"}, {.ttl = 10s, .fencing = true});
+  EXPECT_EQ(fenced.error(), errc::invalid_argument);
+  EXPECT_EQ(client->lock_all(Keys{"a", ""}, {.ttl = 10s}).error(), errc::invalid_argument);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(cluster()[i].command({"DBSIZE"}).integer, 0);
+}
+
+}  // namespace
+}  // namespace redlock
