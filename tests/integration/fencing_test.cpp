@@ -48,6 +48,11 @@ class FencingTest : public test::LockNodesTest {
       auto partial = client->lock(key, {.ttl = 10s, .fencing = true});
       EXPECT_EQ(partial.code(), make_error_code(errc::conflict));
     }
+    // Each attempt was decided as soon as the three held nodes refused it; nodes 0 and 1
+    // may still be applying the last one.
+    for (int tries = 0; tries < 100 && (counter(0, key) < 5 || counter(1, key) < 5); ++tries) {
+      std::this_thread::sleep_for(10ms);
+    }
     EXPECT_EQ(counter(0, key), 5);
     EXPECT_EQ(counter(1, key), 5);
     for (std::size_t i : {2u, 3u, 4u}) cluster()[i].command({"DEL", key});
