@@ -1,18 +1,23 @@
 #pragma once
-// The value that identifies one holder on every node: 128 bits from the operating
-// system's CSPRNG, so that no other client can guess it and release our lock, and two
-// acquisitions never share one.
+// The value that identifies one holder on every node: 128 bits from OpenSSL's CSPRNG
+// (RAND_bytes, seeded by the operating system on every platform OpenSSL supports), so that
+// no other client can guess it and release our lock, and two acquisitions never share one.
 
 #include <cstddef>
 #include <string>
 
 namespace redlock::core {
 
-/// Fills `size` bytes from getrandom(2). Aborts if the kernel cannot supply them (there
-/// is no safe fallback for a lock owner's identity).
-void fill_random(void* buffer, std::size_t size);
+/// A source of cryptographically strong bytes with RAND_bytes' contract: fills `size`
+/// bytes and returns 1, or returns anything else when it could not.
+using EntropySource = int (*)(unsigned char* buffer, int size);
 
-/// 32 lowercase hex characters.
-std::string new_lock_value();
+/// Fills `size` bytes from `source` (nullptr: OpenSSL's RAND_bytes). Aborts if the source
+/// fails: there is no safe fallback for a lock owner's identity, and a predictable value
+/// would let another client release or extend our lock.
+void fill_random(void* buffer, std::size_t size, EntropySource source = nullptr);
+
+/// 32 lowercase hex characters from `source` (nullptr: RAND_bytes); aborts as fill_random.
+std::string new_lock_value(EntropySource source = nullptr);
 
 }  // namespace redlock::core

@@ -16,7 +16,7 @@ namespace redlock::core {
 /// Uniform 64-bit random numbers.
 using RandomSource = std::function<std::uint64_t()>;
 
-/// A RandomSource seeded from the operating system's CSPRNG (thread-safe).
+/// A RandomSource seeded once from fill_random, OpenSSL's CSPRNG (thread-safe).
 RandomSource system_random();
 
 struct RetryPolicy {

@@ -117,5 +117,27 @@ TEST(LockValue, HexOf128RandomBitsAndUnique) {
   EXPECT_EQ(seen.size(), 1000u);
 }
 
+// The value is made from the source's bytes, high nibble first.
+TEST(LockValue, HexOfTheSourceBytes) {
+  auto counting = [](unsigned char* buffer, int size) {
+    for (int i = 0; i < size; ++i) buffer[i] = static_cast<unsigned char>(0x10 * i + 0x0f - i);
+    return 1;
+  };
+  EXPECT_EQ(new_lock_value(counting), "0f1e2d3c4b5a69788796a5b4c3d2e1f0");
+}
+
+// A source that fails must never yield a value, whatever it left in the buffer: a lock
+// value of zeros (or of stack garbage) could be guessed by another client.
+TEST(LockValueDeathTest, FailingSourceAbortsInsteadOfReturningAValue) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto failing = [](unsigned char* buffer, int size) {
+    for (int i = 0; i < size; ++i) buffer[i] = 0;
+    return 0;
+  };
+  EXPECT_DEATH((void)new_lock_value(failing), "RAND_bytes failed");
+  unsigned char seed[8];
+  EXPECT_DEATH(fill_random(seed, sizeof seed, failing), "no lock value can be made");
+}
+
 }  // namespace
 }  // namespace redlock::core
