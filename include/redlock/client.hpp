@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
 #include <redlock/result.hpp>
@@ -34,7 +35,7 @@ struct ClientAccess;
 /// closes first. An empty callback makes lock_async() a no-op (nothing is acquired). A
 /// callback must not block the loop; an exception it throws is caught at the loop's
 /// boundary and reported on stderr (a Lock it was given is released by its destructor).
-class Client {
+class REDLOCK_EXPORT Client {
  public:
   using LockCallback = std::function<void(Result<Lock>)>;
 

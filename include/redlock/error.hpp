@@ -8,6 +8,8 @@
 #include <system_error>
 #include <vector>
 
+#include <redlock/export.hpp>
+
 namespace redlock {
 
 /// Error codes of the `redlock` category. Not getting a lock is an ordinary outcome
@@ -33,7 +35,7 @@ enum class errc {
 };
 
 /// The `std::error_category` of `redlock::errc`.
-const std::error_category& category() noexcept;
+REDLOCK_EXPORT const std::error_category& category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};
@@ -52,7 +54,7 @@ enum class NodeStatus {
 };
 
 /// Human-readable name of a NodeStatus ("granted", "held", ...).
-const char* to_string(NodeStatus status) noexcept;
+REDLOCK_EXPORT const char* to_string(NodeStatus status) noexcept;
 
 /// Per-node outcome, so that "why did this fail" needs no debugger.
 struct NodeOutcome {
@@ -67,7 +69,7 @@ struct NodeOutcome {
 };
 
 /// One line describing a node outcome, e.g. "redis://127.0.0.1:7101: held (ttl 912 ms)".
-std::string describe(const NodeOutcome& outcome);
+REDLOCK_EXPORT std::string describe(const NodeOutcome& outcome);
 
 /// An error: a code in the `redlock` category (or another category, for wrapped system
 /// errors), a one-line message, and the per-node outcomes that led to it.

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include <redlock/export.hpp>
 #include <redlock/options.hpp>
 #include <redlock/result.hpp>
 
@@ -21,7 +22,7 @@ class FencedStoreImpl;
 /// >= the highest token already seen for that resource. The SQL form of the same rule:
 ///   UPDATE t SET ..., fence = :token WHERE id = :id AND fence <= :token
 /// Thread-safe; synchronous calls may come from any thread.
-class FencedStore {
+class REDLOCK_EXPORT FencedStore {
  public:
   /// `url` as in Options::nodes. Throws std::invalid_argument on a malformed URL.
   static std::unique_ptr<FencedStore> create(

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 #include <redlock/result.hpp>
 
 namespace redlock {
@@ -20,7 +21,7 @@ struct LockState;
 /// A held lock. Move-only; the destructor releases it on all nodes (waiting at most one
 /// node_timeout, never throwing). Methods may be called from any thread except the
 /// client's loop thread (use the async forms there).
-class Lock {
+class REDLOCK_EXPORT Lock {
  public:
   explicit Lock(std::shared_ptr<detail::LockState> state) noexcept;
   Lock(Lock&&) noexcept;

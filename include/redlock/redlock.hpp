@@ -3,9 +3,11 @@
 
 #include <redlock/client.hpp>
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 #include <redlock/fenced_store.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
 #include <redlock/reentrant_lock.hpp>
 #include <redlock/result.hpp>
 #include <redlock/semaphore.hpp>
+#include <redlock/version.hpp>

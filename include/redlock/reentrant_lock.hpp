@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/result.hpp>
 
@@ -19,7 +20,7 @@ namespace redlock {
 /// Thread-safety: every method may be called from any thread except the client's loop
 /// thread (as Lock's synchronous methods); calls are serialised by an internal mutex.
 /// The destructor releases the lock on the nodes whatever the count.
-class ReentrantLock {
+class REDLOCK_EXPORT ReentrantLock {
  public:
   /// Takes ownership of `lock` (held once). A lock that is not owned (moved from,
   /// unlocked) yields an object whose reenter() and unlock() fail with errc::not_held.

@@ -8,11 +8,12 @@
 #include <variant>
 
 #include <redlock/error.hpp>
+#include <redlock/export.hpp>
 
 namespace redlock {
 
 /// Thrown only by Result::value() on an error result (a programmer error: check first).
-class BadResultAccess : public std::logic_error {
+class REDLOCK_EXPORT BadResultAccess : public std::logic_error {
  public:
   explicit BadResultAccess(const Error& error)
       : std::logic_error("redlock::Result holds an error: " + error.message()) {}

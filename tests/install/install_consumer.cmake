@@ -1,6 +1,7 @@
 # Run by the install_consumer test (cmake -P). Installs BUILD_DIR into a scratch
 # prefix under WORK_DIR, checks that only public headers were installed, then
-# configures, builds and runs the consumer project against that prefix.
+# configures, builds and runs the consumer project against that prefix, and builds and
+# runs the same program with the flags of the installed redlock.pc.
 
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
@@ -44,3 +45,26 @@ run(${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build"
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/app")
 message(STATUS "consumer says:\n${last_output}")
+
+# The same program built with pkg-config, as a Makefile project would: redlock.pc must
+# lead to the installed headers and, with --static, to every library the archive needs.
+file(GLOB_RECURSE pc_files "${prefix}/*/redlock.pc")
+if(NOT pc_files)
+  message(FATAL_ERROR "redlock.pc was not installed under ${prefix}")
+endif()
+list(GET pc_files 0 pc_file)
+cmake_path(GET pc_file PARENT_PATH pc_dir)
+set(ENV{PKG_CONFIG_PATH} "${pc_dir}")
+run(pkg-config --modversion redlock)
+string(STRIP "${last_output}" pc_version)
+if(NOT pc_version STREQUAL REDLOCK_VERSION)
+  message(FATAL_ERROR "redlock.pc says version ${pc_version}, the build is ${REDLOCK_VERSION}")
+endif()
+run(pkg-config --static --cflags --libs redlock)
+string(STRIP "${last_output}" pc_flags)
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+separate_arguments(extra UNIX_COMMAND "${EXTRA_FLAGS}")
+run(${CXX_COMPILER} -std=c++20 -Wall -Wextra -Werror ${extra} -o "${WORK_DIR}/pkg-config-app"
+    "${CONSUMER_DIR}/main.cpp" ${pc_flags})
+run("${WORK_DIR}/pkg-config-app")
+message(STATUS "the pkg-config build says:\n${last_output}")

@@ -2,11 +2,20 @@
 // server: option validation must reject an empty node list with an exception that
 // says what is wrong.
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include <redlock/redlock.hpp>
 
 int main() {
+  // The library reports the version its headers were generated with.
+  if (std::strcmp(redlock::version(), REDLOCK_VERSION_STRING) != 0) {
+    std::printf("FAIL: redlock::version() is %s, the headers say %s\n", redlock::version(),
+                REDLOCK_VERSION_STRING);
+    return 1;
+  }
+  std::printf("ok: redlock %s\n", redlock::version());
+
   redlock::Options options;  // no nodes
   try {
     auto client = redlock::Client::create(options);

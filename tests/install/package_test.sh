@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# ctest package_deb: builds the shared library and the tool in a build directory of
+# their own, makes the Debian packages with CPack, unpacks them into a scratch root
+# (dpkg -x, no root needed), checks what each holds, then compiles a program against
+# the unpacked -dev package with CMake's find_package and with pkg-config and runs
+# both, and the packaged redlock tool, against five real redis-server nodes.
+#
+# The package build sits next to the suite's build directory (BUILD-package), at the
+# same depth, so that with ccache and CCACHE_BASEDIR its compilations hit the cache
+# the suite's build filled: the same sources with the same flags.
+set -euo pipefail
+src=$1 build=$2 cmake=$3 cpack=$4 generator=$5 cxx=$6 launcher=$7 version=$8 soversion=$9
+pkg_build=${build%/}-package
+work=$build/tests/install/package-test
+rm -rf "$work"
+mkdir -p "$work"
+cluster=$src/compose/local-cluster
+trap '"$cluster" stop --dir "$work/cluster" -q --purge || true' EXIT
+
+checks=0
+check() { # description command...
+  local what=$1
+  shift
+  if "$@"; then
+    checks=$((checks + 1))
+  else
+    echo "FAILED: $what" >&2
+    exit 1
+  fi
+}
+step() { echo "== $* ($SECONDS s)"; }
+
+step "configure and build the shared library and the tool in $pkg_build"
+"$cmake" -S "$src" -B "$pkg_build" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER="$cxx" ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher} \
+  -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_PREFIX=/usr -DREDLOCK_SANITIZE= \
+  -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_TOOLS=ON -DREDLOCK_BUILD_BENCH=OFF \
+  -DREDLOCK_BUILD_EXAMPLES=OFF >"$work/configure.log"
+nice -n 5 "$cmake" --build "$pkg_build" -j2 >"$work/build.log"
+
+step "cpack -G DEB"
+rm -f "$pkg_build"/*.deb
+(cd "$pkg_build" && "$cpack" -G DEB >"$work/cpack.log")
+arch=$(dpkg --print-architecture)
+lib_deb=$pkg_build/libredlock${soversion}_${version}_$arch.deb
+dev_deb=$pkg_build/libredlock-dev_${version}_$arch.deb
+tool_deb=$pkg_build/redlock_${version}_$arch.deb
+for deb in "$lib_deb" "$dev_deb" "$tool_deb"; do check "$deb was made" test -f "$deb"; done
+
+field() { dpkg-deb -f "$1" "$2"; }
+contents() { dpkg-deb -c "$1" | awk '{print $6}'; }
+check "the -dev package depends on the library of the same version" \
+  bash -c "[[ '$(field "$dev_deb" Depends)' == *'libredlock${soversion} (= ${version})'* ]]"
+check "the tool depends on the library" \
+  bash -c "[[ '$(field "$tool_deb" Depends)' == *libredlock${soversion}* ]]"
+check "the library's dependencies come from dpkg-shlibdeps (libuv1)" \
+  bash -c "[[ '$(field "$lib_deb" Depends)' == *libuv1* ]]"
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+libdir=usr/lib/$multiarch
+check "the library package holds the versioned shared object and no headers" \
+  bash -c "contents=\$(dpkg-deb -c '$lib_deb'); [[ \$contents == *'./$libdir/libredlock.so.$version'* && \$contents != *include/* ]]"
+check "the -dev package holds the headers, the .so link, the CMake package and redlock.pc" \
+  bash -c "c=\$(dpkg-deb -c '$dev_deb'); [[ \$c == *./usr/include/redlock/redlock.hpp* && \$c == *./usr/include/redlock/version.hpp* && \$c == *'./$libdir/libredlock.so ->'* && \$c == *./$libdir/cmake/redlock/redlockConfig.cmake* && \$c == *./$libdir/pkgconfig/redlock.pc* ]]"
+check "the -dev package installs no private header of lib/" \
+  bash -c "! dpkg-deb -c '$dev_deb' | grep -E 'include/(core|net|client|scripts)/'"
+check "the tool package holds /usr/bin/redlock" bash -c "dpkg-deb -c '$tool_deb' | grep -q ' ./usr/bin/redlock$'"
+
+step "unpack into $work/root"
+root=$work/root
+for deb in "$lib_deb" "$dev_deb" "$tool_deb"; do dpkg -x "$deb" "$root"; done
+so=$root/$libdir/libredlock.so.$version
+check "SONAME is libredlock.so.$soversion" \
+  bash -c "readelf -d '$so' | grep -q 'Library soname: \[libredlock.so.$soversion\]'"
+# Hidden visibility: of our own namespace only the public API leaves the library.
+exported=$(nm -D --defined-only "$so" | c++filt | awk '{ $1 = ""; $2 = ""; print }')
+check "redlock::Client::create is exported" grep -q '^  redlock::Client::create(' <<<"$exported"
+check "redlock::version is exported" grep -q '^  redlock::version()' <<<"$exported"
+check "nothing of redlock::detail, core, net or cli is exported" \
+  bash -c "! grep -E '^  redlock::(detail|core|net|cli)::' <<<'$exported'"
+
+step "start five nodes"
+export REDLOCK_NODES
+REDLOCK_NODES=$("$cluster" start -n 5 --dir "$work/cluster" -q)
+export LD_LIBRARY_PATH=$root/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+step "a program built with find_package(redlock)"
+"$cmake" -S "$src/tests/install/package_consumer" -B "$work/cmake-consumer" -G "$generator" \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$root/usr" -DEXPECTED_PREFIX="$root/usr" \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF \
+  -DREDLOCK_VERSION="$version" >"$work/cmake-consumer.log"
+"$cmake" --build "$work/cmake-consumer" >>"$work/cmake-consumer.log"
+check "the CMake-built program loads the unpacked library" \
+  bash -c "ldd '$work/cmake-consumer/app' | grep -q '=> $root/$libdir/libredlock.so.$soversion'"
+check "the CMake-built program locks on five nodes" "$work/cmake-consumer/app"
+
+step "the same program built with pkg-config"
+export PKG_CONFIG_PATH=$root/$libdir/pkgconfig
+check "pkg-config knows redlock $version" test "$(pkg-config --modversion redlock)" = "$version"
+# shellcheck disable=SC2046  # pkg-config's flags are meant to be split
+"$cxx" -std=c++20 -Wall -Wextra -Werror -o "$work/pkg-config-app" \
+  "$src/tests/install/package_consumer/main.cpp" $(pkg-config --cflags --libs redlock)
+check "the pkg-config-built program loads the unpacked library" \
+  bash -c "ldd '$work/pkg-config-app' | grep -q '=> $root/$libdir/libredlock.so.$soversion'"
+check "the pkg-config-built program locks on five nodes" "$work/pkg-config-app"
+
+step "the packaged redlock tool"
+check "redlock run holds the lock while its command runs" \
+  test "$("$root/usr/bin/redlock" run --wait 2s package:tool -- sh -c 'echo "$REDLOCK_KEY"')" = package:tool
+check "redlock status answers for all five nodes" \
+  test "$("$root/usr/bin/redlock" status package:tool | grep -c '^redis://')" -eq 5
+
+echo "package_deb: $checks passed, 0 failed ($SECONDS s)"
