@@ -113,7 +113,7 @@ struct LockOptions {
   /// validity ends (unless the loop thread itself was stalled past it). Must not block.
   /// Only with auto_extend (otherwise lock() returns errc::invalid_argument). An
   /// exception it throws is caught and reported on stderr.
-  std::function<void(const Error&)> on_lost;
+  std::function<void(const Error&)> on_lost{};  // {}: designated initializers stay -Wextra clean
 };
 
 }  // namespace redlock
