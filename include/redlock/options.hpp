@@ -4,8 +4,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <redlock/observer.hpp>
 
 struct uv_loop_s;
 
@@ -81,6 +84,16 @@ struct Options {
   /// errc::cancelled, every handle of the client closes), after which uv_run() returns
   /// by itself and uv_loop_close() succeeds. Keep running the loop until then.
   uv_loop_s* loop = nullptr;
+
+  /// Told about every acquire attempt, wake, extend, release, watchdog round and node
+  /// connection event, on the loop thread (see Observer: it must not block). Null: no
+  /// event is built.
+  std::shared_ptr<Observer> observer;
+  /// Log lines for operators (nodes down and back with the cause, watchdog failures, a
+  /// lost lock; at debug every attempt), at `log_level` and above. Null (the default):
+  /// the library writes no log at all.
+  LogSink log;
+  LogLevel log_level = LogLevel::info;
 };
 
 /// Options of one lock acquisition.

@@ -6,6 +6,7 @@
 #include <redlock/export.hpp>
 #include <redlock/fenced_store.hpp>
 #include <redlock/lock.hpp>
+#include <redlock/observer.hpp>
 #include <redlock/options.hpp>
 #include <redlock/reentrant_lock.hpp>
 #include <redlock/result.hpp>

@@ -4,6 +4,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "client/observe.hpp"
 #include "client/timer.hpp"
 #include "core/validation.hpp"
 #include "net/endpoint.hpp"
@@ -71,7 +72,7 @@ void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
   connection_options_ = connections;
   auto make_all = [&] {
     for (const auto& connection : connections) {
-      state_->nodes.push_back(factory(loop(), connection));
+      state_->nodes.push_back(factory(loop(), observe_connection(connection, options_)));
     }
   };
   if (options_.loop != nullptr) {

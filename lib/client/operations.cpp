@@ -2,6 +2,7 @@
 
 #include "client/engine.hpp"
 #include "client/family/held.hpp"
+#include "client/observe.hpp"
 #include "client/round.hpp"
 #include "client/test_hooks.hpp"
 #include "client/timer.hpp"
@@ -134,6 +135,7 @@ class AcquireOperation final : public Cancellable,
     const auto now = Clock::now();
     if (now >= schedule_.deadline() && last_error_) return give_up(std::move(*last_error_), now);
     timer_->stop();
+    observe_wake(*engine_, key_, WakeCause::announcement, started_);
     attempt();
   }
 
@@ -174,6 +176,8 @@ class AcquireOperation final : public Cancellable,
 
   void on_acquire_round(RoundResult round, std::string value) {
     if (finished_) return;
+    if (round.cancelled && !engine_->open())
+      observe_attempt(*engine_, key_, attempts_, round, make_error_code(errc::cancelled), started_);
     if (round.cancelled && !engine_->open())
       return finish(cancelled_error("lock " + quote_key(key_)));
     if (auto wrong = wrong_kind_error(round, "lock " + quote_key(key_))) {
@@ -246,6 +250,7 @@ class AcquireOperation final : public Cancellable,
           Error(make_error_code(errc::validity_expired), std::move(message), round.outcomes), value,
           round);
     }
+    observe_attempt(*engine_, key_, attempts_, round, {}, started_);
     auto state = std::make_shared<LockState>();
     state->engine = engine_;
     state->resource = key_;
@@ -260,6 +265,7 @@ class AcquireOperation final : public Cancellable,
   }
 
   void attempt_failed(Error error, const std::string& value, const RoundResult& round) {
+    observe_attempt(*engine_, key_, attempts_, round, error.code(), started_);
     release_leftovers(*engine_, key_, value, round, node_timeout_);
     if (!engine_->accepting()) return finish(cancelled_error("lock " + quote_key(key_)));
     const auto now = Clock::now();
@@ -286,6 +292,8 @@ class AcquireOperation final : public Cancellable,
     if (!next) return give_up(std::move(error), now);
     last_error_ = std::move(error);
     timer_->start(std::chrono::ceil<milliseconds>(*next - now), [self = shared_from_this()] {
+      if (!self->finished_)
+        observe_wake(*self->engine_, self->key_, WakeCause::timer, self->started_);
       if (!self->finished_) self->attempt();
     });
   }
@@ -371,6 +379,7 @@ void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::s
       },
       vote_owner_action,
       [engine, key, ttl, timeout, done = std::move(done)](RoundResult round) {
+        observe_lock(*engine, key, LockOperation::extend, round);
         if (round.cancelled && !engine->open())
           return done(cancelled_error("extend " + quote_key(key)));
         if (!round.reached()) {
@@ -401,6 +410,7 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
       },
       vote_gone,
       [engine, key, done = std::move(done)](RoundResult round) {
+        observe_lock(*engine, key, LockOperation::release, round);
         if (round.cancelled && !engine->open())
           return done(cancelled_error("release " + quote_key(key)));
         if (!round.reached()) {

@@ -5,6 +5,7 @@
 #include "client/engine.hpp"
 #include "client/lock_extension.hpp"
 #include "client/lock_state.hpp"
+#include "client/observe.hpp"
 #include "client/timer.hpp"
 #include "client/user_callback.hpp"
 #include "core/validation.hpp"
@@ -80,6 +81,7 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
     if (stopped_) return;
     auto lock = lock_.lock();
     if (!lock || lock->released()) return stop();
+    if (extended) observe_watchdog(*engine_, lock->resource, nullptr, lock->valid_until());
     if (extended) return schedule_regular(*lock, started);
     const auto& error = extended.error();
     if (error == errc::cancelled) return stop();
@@ -102,6 +104,7 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
                    std::to_string(std::max<long long>(left.count(), 0)) + " ms of validity left)",
                std::move(nodes));
     stop();
+    observe_watchdog(*engine_, lock.resource, &lost, lock.valid_until());
     if (on_lost_) call_user("on_lost", on_lost_, lost);
   }
 

@@ -442,6 +442,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
     // Callbacks may submit (the phase is no longer ready or connecting, so those fail on
     // a later turn) or close (the commands taken out here are still answered once each).
     std::vector<Completion> failed;
+    if (options_.on_failed) options_.on_failed(error.code, error.detail);
     pipeline_.fail_all(error.code, error.detail, expired_at, failed);
     arm_deadline_timer();
     run_all(failed);

@@ -52,6 +52,10 @@ struct ConnectionOptions {
   /// Runs each time the connection becomes ready (after AUTH/SELECT), so a subscriber
   /// can renew its subscriptions after a reconnect. May submit commands.
   std::function<void()> on_ready;
+  /// Observation hook (redlock::Observer), on the loop thread; must not close the
+  /// connection or submit commands. Runs each time the connection (or a connect attempt)
+  /// fails, with the error every pending command gets, before they get it.
+  std::function<void(std::error_code error, std::string_view detail)> on_failed;
 };
 
 enum class ConnectionState { connecting, ready, backoff, closed };

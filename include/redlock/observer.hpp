@@ -1,0 +1,126 @@
+#pragma once
+// Hooks for operators: what every lock operation and every node connection does, as it
+// happens, for metrics, traces and logs (redlock::prometheus is one user).
+
+#include <chrono>
+#include <functional>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <redlock/error.hpp>
+#include <redlock/export.hpp>
+
+namespace redlock {
+
+/// How one acquire attempt (one fan-out to every node) ended.
+enum class AttemptOutcome {
+  acquired,     ///< A quorum granted with validity left: the caller holds the lock.
+  conflict,     ///< Another owner holds the key on too many nodes (errc::conflict).
+  unreachable,  ///< Too many nodes down, slow or erroring (errc::quorum_unreachable).
+  expired,      ///< A quorum agreed too late, no validity left (errc::validity_expired).
+  cancelled,    ///< The client closed during the attempt.
+};
+/// "acquired", "conflict", "unreachable", "expired", "cancelled".
+REDLOCK_EXPORT const char* to_string(AttemptOutcome outcome) noexcept;
+
+/// One acquire attempt of lock(), try_lock() or lock_async().
+struct AttemptEvent {
+  std::string_view key;
+  int attempt = 0;  ///< 1 for the first attempt of this lock() call
+  AttemptOutcome outcome = AttemptOutcome::acquired;
+  std::chrono::microseconds latency{0};      ///< from the attempt's start to its decision
+  std::chrono::microseconds since_start{0};  ///< since lock() was called (time waited)
+  int granted = 0;                           ///< nodes that granted
+  int quorum = 0;
+  /// Per node, in the order of Options::nodes (status, Redis' text, latency).
+  const std::vector<NodeOutcome>& nodes;
+};
+
+/// Why a waiting lock() made its next attempt.
+enum class WakeCause {
+  announcement,  ///< the holder's release was announced (or handed over in this client)
+  timer,         ///< the retry delay or the holder's TTL ran out
+};
+/// "announcement", "timer".
+REDLOCK_EXPORT const char* to_string(WakeCause cause) noexcept;
+
+/// A waiting lock() wakes up for another attempt.
+struct WakeEvent {
+  std::string_view key;
+  WakeCause cause = WakeCause::timer;
+  std::chrono::microseconds since_start{0};  ///< time waited since lock() was called
+};
+
+/// Extend and release: by the caller (Lock::extend, Lock::unlock, Client::extend,
+/// Client::release, ~Lock) or by the watchdog (`watchdog` true, extensions only).
+enum class LockOperation { extend, release };
+/// "extend", "release".
+REDLOCK_EXPORT const char* to_string(LockOperation operation) noexcept;
+
+struct LockEvent {
+  std::string_view key;
+  LockOperation operation = LockOperation::extend;
+  bool confirmed = false;  ///< a quorum of nodes extended (or no longer hold the value)
+  std::chrono::microseconds latency{0};
+  int confirmed_nodes = 0;
+  const std::vector<NodeOutcome>& nodes;
+};
+
+/// The watchdog (LockOptions::auto_extend) extended a lock, or lost it.
+struct WatchdogEvent {
+  std::string_view key;
+  bool lost = false;                      ///< the lock is lost; `error` says why (errc::lock_lost)
+  const Error* error = nullptr;           ///< set when lost
+  std::chrono::milliseconds validity{0};  ///< validity left after this round
+};
+
+/// What happened to the connection to one node.
+enum class NodeEventKind {
+  connected,        ///< the first connection (handshake included) is ready
+  down,             ///< a ready connection failed: commands to it fail until it is back
+  connect_failed,   ///< a reconnect attempt failed while the node was down
+  reconnected,      ///< the node is back after being down
+  script_reloaded,  ///< NOSCRIPT and the script re-sent with EVAL (not reported yet)
+  overloaded,       ///< a command refused at max_pending_per_node (not reported yet)
+};
+/// "connected", "down", "connect_failed", "reconnected", "script_reloaded", "overloaded".
+REDLOCK_EXPORT const char* to_string(NodeEventKind kind) noexcept;
+
+struct NodeEvent {
+  std::string_view node;  ///< the node's URL without its password
+  NodeEventKind kind = NodeEventKind::connected;
+  std::error_code error;    ///< down and connect_failed: the cause
+  std::string_view detail;  ///< the cause in words, or the script's name
+};
+
+/// Receives the events of one Client. Set it on Options::observer; every method has an
+/// empty default, so an observer overrides only what it needs.
+///
+/// Calls come on the client's loop thread, one at a time, in the order the events
+/// happened. The events and what they point to are valid only during the call (copy what
+/// you keep). A method must not block or wait for the client (it would stall every lock
+/// operation of the client): count, record or hand off to another thread. It must not
+/// throw. When no observer (and no log sink) is set, nothing is built or called.
+class REDLOCK_EXPORT Observer {
+ public:
+  virtual ~Observer();
+  virtual void on_attempt(const AttemptEvent& event);
+  virtual void on_wake(const WakeEvent& event);
+  virtual void on_lock(const LockEvent& event);
+  virtual void on_watchdog(const WatchdogEvent& event);
+  virtual void on_node(const NodeEvent& event);
+};
+
+/// Levels of the log lines a client writes to Options::log.
+enum class LogLevel { debug, info, warning, error };
+/// "debug", "info", "warning", "error".
+REDLOCK_EXPORT const char* to_string(LogLevel level) noexcept;
+
+/// Receives one line per event, without a trailing newline, naming the key or node:
+///   warning: node redis://10.0.0.3:6379 down: connect 10.0.0.3:6379: connection refused
+///   error: lock "orders:42" lost by the watchdog: ...
+/// Same thread and contract as Observer (loop thread, must not block, must not throw).
+using LogSink = std::function<void(LogLevel level, std::string_view line)>;
+
+}  // namespace redlock
