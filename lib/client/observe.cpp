@@ -198,6 +198,7 @@ net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
     LogLevel log_level;
     bool ever_ready = false;
     bool up = false;
+    bool failing = false;  // failed since it was last up (or since the start)
 
     void report(NodeEventKind kind, std::error_code error, std::string_view detail, LogLevel level,
                 const std::string& line) const {
@@ -216,18 +217,24 @@ net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
     }
     state->ever_ready = true;
     state->up = true;
+    state->failing = false;
     if (ready) ready();
   };
+  // Down is a warning; so is the first failed connect of a node that was never up. The
+  // reconnects that fail after either are debug lines: a node that stays down would
+  // otherwise log once per backoff.
   connection.on_failed = [state](std::error_code error, std::string_view detail) {
     if (state->up) {
       state->up = false;
+      state->failing = true;
       state->report(NodeEventKind::down, error, detail, LogLevel::warning,
                     "down: " + std::string(detail));
-    } else {
-      state->report(NodeEventKind::connect_failed, error, detail,
-                    state->ever_ready ? LogLevel::info : LogLevel::warning,
-                    "connect failed: " + std::string(detail));
+      return;
     }
+    const auto level = state->failing ? LogLevel::debug : LogLevel::warning;
+    state->failing = true;
+    state->report(NodeEventKind::connect_failed, error, detail, level,
+                  "connect failed: " + std::string(detail));
   };
   return connection;
 }

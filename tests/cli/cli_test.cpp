@@ -31,6 +31,7 @@ namespace {
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class CliTest : public ::testing::Test {
  protected:
@@ -309,6 +310,25 @@ TEST_F(CliTest, ThreeNodesDownExitsThreeWithEachNodesCause) {
       EXPECT_THAT(result.err, HasSubstr("redlock:   " + url + ": connection error")) << result.err;
     }
   }
+}
+
+TEST_F(CliTest, VerboseLogsTheNodesCauseAndVeryVerboseEachAttempt) {
+  const auto down = cluster()[0].url();
+  cluster()[0].kill9();
+  // status waits for every node, so the dead node's failure is in before it exits.
+  auto quiet = cli({"status", "quiet"});
+  EXPECT_THAT(quiet.err, Not(HasSubstr("redlock: warning"))) << "silent without --verbose";
+
+  auto verbose = cli({"--verbose", "status", "verbose"});
+  // One line naming the node and its cause.
+  EXPECT_THAT(verbose.err, HasSubstr("redlock: warning: node " + down + " connect failed: "))
+      << verbose.err;
+  EXPECT_THAT(verbose.err, Not(HasSubstr("attempt 1"))) << "attempts are debug lines";
+
+  auto debug = cli({"-vv", "acquire", "--ttl", "5s", "debug"});
+  EXPECT_EQ(debug.exit_code, 0) << describe(debug);
+  EXPECT_THAT(debug.err, HasSubstr("redlock: debug: lock \"debug\" attempt 1: acquired"))
+      << debug.err;
 }
 
 TEST_F(CliTest, BadFlagsExitTwoWithUsage) {

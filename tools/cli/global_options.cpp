@@ -1,7 +1,9 @@
 #include "global_options.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 #include "duration.hpp"
 #include "exit_codes.hpp"
@@ -64,6 +66,15 @@ std::shared_ptr<Client> GlobalOptions::make_client() const {
   options.tls.key_file = tls_key;
   options.tls.server_name = tls_server_name;
   options.tls.insecure_skip_verify = tls_insecure;
+  if (verbose > 0) {
+    options.log_level = verbose > 1 ? LogLevel::debug : LogLevel::info;
+    // One fprintf per line: stderr is unbuffered, so lines of the loop thread and of the
+    // main thread do not interleave within a line.
+    options.log = [](LogLevel level, std::string_view line) {
+      std::fprintf(stderr, "redlock: %s: %.*s\n", to_string(level), static_cast<int>(line.size()),
+                   line.data());
+    };
+  }
   try {
     return Client::create(std::move(options));
   } catch (const std::invalid_argument& e) {
@@ -106,6 +117,11 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
       ->group(group);
   app.add_flag("--tls-insecure", options.tls_insecure,
                "Skip certificate verification (testing only)")
+      ->group(group);
+  app.add_flag("-v,--verbose", options.verbose,
+               "Log what the library sees on stderr: nodes down and back with the cause, "
+               "watchdog failures, a lost lock; twice (-vv) also every attempt, wake, "
+               "extension and release")
       ->group(group);
 }
 

@@ -21,6 +21,8 @@ struct GlobalOptions {
   std::string tls_key;
   std::string tls_server_name;
   bool tls_insecure = false;
+  /// --verbose: 1 = the library's info lines and above on stderr, 2 = debug too.
+  int verbose = 0;
 
   std::chrono::milliseconds ttl_ms() const;
   /// Builds and starts the client. Throws UsageError when no node is given or the
