@@ -37,10 +37,20 @@ struct AttemptEvent {
   const std::vector<NodeOutcome>& nodes;
 };
 
+/// A lock(), try_lock() or lock_async() call ended: acquired, or given up with the last
+/// attempt's outcome (or cancelled).
+struct AcquireEvent {
+  std::string_view key;
+  AttemptOutcome outcome = AttemptOutcome::acquired;
+  int attempts = 0;                       ///< attempts made (0 when cancelled before one)
+  std::chrono::microseconds duration{0};  ///< from the call to its result, waits included
+};
+
 /// Why a waiting lock() made its next attempt.
 enum class WakeCause {
   announcement,  ///< the holder's release was announced (or handed over in this client)
-  timer,         ///< the retry delay or the holder's TTL ran out
+  timer,         ///< the retry delay or the holder's TTL ran out, or a release was
+                 ///< announced while the previous attempt was in flight
 };
 /// "announcement", "timer".
 REDLOCK_EXPORT const char* to_string(WakeCause cause) noexcept;
@@ -106,6 +116,7 @@ class REDLOCK_EXPORT Observer {
  public:
   virtual ~Observer();
   virtual void on_attempt(const AttemptEvent& event);
+  virtual void on_acquire(const AcquireEvent& event);
   virtual void on_wake(const WakeEvent& event);
   virtual void on_lock(const LockEvent& event);
   virtual void on_watchdog(const WatchdogEvent& event);

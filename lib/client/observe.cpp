@@ -12,6 +12,7 @@ namespace redlock {
 
 Observer::~Observer() = default;
 void Observer::on_attempt(const AttemptEvent&) {}
+void Observer::on_acquire(const AcquireEvent&) {}
 void Observer::on_wake(const WakeEvent&) {}
 void Observer::on_lock(const LockEvent&) {}
 void Observer::on_watchdog(const WatchdogEvent&) {}
@@ -135,6 +136,19 @@ void observe_attempt(const Engine& engine, std::string_view key, int attempt,
             " granted, quorum " + std::to_string(event.quorum) + ")");
   }
   if (options.observer) options.observer->on_attempt(event);
+}
+
+void observe_acquire(const Engine& engine, std::string_view key, int attempts,
+                     std::error_code error, Clock::time_point started) {
+  const auto& options = engine.options();
+  if (!observed(options)) return;
+  const AcquireEvent event{key, outcome_of(error), attempts, since(started, Clock::now())};
+  if (logs(options, LogLevel::debug)) {
+    log(options, LogLevel::debug,
+        "lock " + quote_key(key) + ": " + to_string(event.outcome) + " after " +
+            std::to_string(attempts) + " attempts in " + ms(event.duration));
+  }
+  if (options.observer) options.observer->on_acquire(event);
 }
 
 void observe_wake(const Engine& engine, std::string_view key, WakeCause cause,

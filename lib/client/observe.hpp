@@ -26,6 +26,10 @@ inline bool observed(const Options& options) noexcept {
 void observe_attempt(const Engine& engine, std::string_view key, int attempt,
                      const RoundResult& round, std::error_code error,
                      core::Clock::time_point started);
+/// A lock() call (made at `started`) ends after `attempts` attempts; `error` is empty
+/// when it acquired.
+void observe_acquire(const Engine& engine, std::string_view key, int attempts,
+                     std::error_code error, core::Clock::time_point started);
 /// A waiting lock() (started at `started`) wakes for another attempt.
 void observe_wake(const Engine& engine, std::string_view key, WakeCause cause,
                   core::Clock::time_point started);

@@ -332,6 +332,8 @@ class AcquireOperation final : public Cancellable,
   void finish(Result<std::shared_ptr<LockState>> result) {
     if (finished_) return;
     finished_ = true;
+    observe_acquire(*engine_, key_, attempts_, result ? std::error_code() : result.error().code(),
+                    started_);
     // Leaving the queue may pass a wake this waiter held to the next one.
     if (watch_id_) engine_->notifier().unwatch(*watch_id_, result.has_value());
     if (timer_) {

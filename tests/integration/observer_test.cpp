@@ -47,6 +47,9 @@ class Recorder final : public Observer {
                           e.granted, e.nodes.size()});
     });
   }
+  void on_acquire(const AcquireEvent& e) override {
+    add([&] { acquires.push_back({e.outcome, e.attempts, e.duration}); });
+  }
   void on_wake(const WakeEvent& e) override {
     add([&] { wakes.push_back({e.cause, e.since_start}); });
   }
@@ -74,6 +77,12 @@ class Recorder final : public Observer {
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<Attempt> attempts;
+  struct AcquireRecord {
+    AttemptOutcome outcome;
+    int attempts;
+    std::chrono::microseconds duration;
+  };
+  std::vector<AcquireRecord> acquires;
   std::vector<std::pair<WakeCause, std::chrono::microseconds>> wakes;
   struct LockRecord {
     LockOperation operation;
@@ -146,6 +155,9 @@ TEST_F(ObserverTest, AttemptsWithOutcomeVotesAndLatency) {
   EXPECT_EQ(conflict.attempt, 1);
   EXPECT_LT(conflict.granted, 3);
   EXPECT_EQ(conflict.nodes, 5u);
+  ASSERT_EQ(recorder->acquires.size(), 2u);
+  EXPECT_EQ(recorder->acquires[0].outcome, AttemptOutcome::conflict);
+  EXPECT_EQ(recorder->acquires[0].attempts, 1);
   const auto& acquired = recorder->attempts[1];
   EXPECT_EQ(acquired.outcome, AttemptOutcome::acquired);
   EXPECT_GE(acquired.granted, 3);
@@ -201,6 +213,11 @@ TEST_F(ObserverTest, AWaiterIsWokenByTheAnnouncementAndTheWaitIsMeasured) {
   EXPECT_EQ(recorder->attempts.back().outcome, AttemptOutcome::acquired);
   EXPECT_EQ(recorder->attempts.back().attempt, static_cast<int>(recorder->attempts.size()));
   EXPECT_GE(recorder->attempts.back().since_start, 150ms);
+  // One acquisition: its duration is the whole wait, its attempts all of them.
+  ASSERT_EQ(recorder->acquires.size(), 1u);
+  EXPECT_EQ(recorder->acquires[0].outcome, AttemptOutcome::acquired);
+  EXPECT_EQ(recorder->acquires[0].attempts, static_cast<int>(recorder->attempts.size()));
+  EXPECT_GE(recorder->acquires[0].duration, recorder->attempts.back().since_start);
 }
 
 TEST_F(ObserverTest, WatchdogExtensionsAndTheLossAreReported) {
