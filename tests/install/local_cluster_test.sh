@@ -10,17 +10,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-checks=0
-check() { # description command...
-  local what=$1
-  shift
-  if "$@"; then
-    checks=$((checks + 1))
-  else
-    echo "FAILED: $what" >&2
-    exit 1
-  fi
-}
+# shellcheck source=checks.sh
+source "$(dirname "$0")/checks.sh"
 matches() { [[ $1 =~ $2 ]]; }
 pid_gone() { [[ ! -e /proc/$1 ]] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 answers() { [[ $(redis-cli -h 127.0.0.1 -p "$1" ping 2>/dev/null) == PONG ]]; }

@@ -17,17 +17,8 @@ mkdir -p "$work"
 cluster=$src/compose/local-cluster
 trap '"$cluster" stop --dir "$work/cluster" -q --purge || true' EXIT
 
-checks=0
-check() { # description command...
-  local what=$1
-  shift
-  if "$@"; then
-    checks=$((checks + 1))
-  else
-    echo "FAILED: $what" >&2
-    exit 1
-  fi
-}
+# shellcheck source=checks.sh
+source "$(dirname "$0")/checks.sh"
 step() { echo "== $* ($SECONDS s)"; }
 
 step "configure and build the shared library and the tool in $pkg_build"

@@ -1,0 +1,112 @@
+// redlock::prometheus against five real redis-server processes: after real lock traffic
+// (acquired, conflict, a wait woken by a release, extend, a node killed and restarted),
+// the registry's text exposition holds the numbers that traffic must have produced.
+
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <chrono>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include <redlock/prometheus.hpp>
+#include <redlock/redlock.hpp>
+
+#include "support/lock_nodes_fixture.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+
+class PrometheusTest : public test::LockNodesTest {
+ protected:
+  std::string exposition() { return ::prometheus::TextSerializer().Serialize(registry.Collect()); }
+  /// The value of the series `series` (name and labels exactly as exposed), or -1.
+  double value(const std::string& series) {
+    const auto text = exposition();
+    const auto at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stod(text.substr(at + series.size() + 2));
+  }
+  /// Polls until `series` has `expected`, for at most 5 s.
+  bool eventually(const std::string& series, double expected) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (value(series) != expected) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(5ms);
+    }
+    return true;
+  }
+
+  ::prometheus::Registry registry;
+};
+
+TEST_F(PrometheusTest, TheExpositionCountsRealLockTraffic) {
+  auto o = options();
+  o.observer = prometheus::make_observer(registry, {{"client", "test"}});
+  o.retry_delay = 5s;  // only the release announcement wakes the waiter in time
+  auto client = Client::create(o);
+  auto other = Client::create(options());
+  for (const auto& url : cluster().urls()) {
+    ASSERT_TRUE(eventually("redlock_node_up{client=\"test\",node=\"" + url + "\"}", 1))
+        << exposition();
+  }
+
+  auto lock = client->try_lock("prom:a", 10s);
+  ASSERT_TRUE(lock);
+  ASSERT_TRUE(lock->extend(10s));
+  auto held = other->try_lock("prom:b", 10s);
+  ASSERT_TRUE(held);
+  ASSERT_FALSE(client->try_lock("prom:b", 10s));  // conflict
+  EXPECT_EQ(value("redlock_locks_held{client=\"test\"}"), 1);
+
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(100ms);
+    (void)held->unlock();
+  });
+  LockOptions wait;
+  wait.ttl = 10s;
+  wait.wait = 4s;
+  auto waited = client->lock("prom:b", wait);
+  releaser.join();
+  ASSERT_TRUE(waited);
+  ASSERT_TRUE(lock->unlock());
+
+  EXPECT_EQ(value("redlock_acquisitions_total{client=\"test\",outcome=\"acquired\"}"), 2);
+  EXPECT_EQ(value("redlock_acquisitions_total{client=\"test\",outcome=\"conflict\"}"), 1);
+  EXPECT_EQ(value("redlock_attempts_total{client=\"test\",outcome=\"conflict\"}"), 2);
+  EXPECT_EQ(value("redlock_wakes_total{cause=\"announcement\",client=\"test\"}"), 1);
+  EXPECT_EQ(value("redlock_locks_held{client=\"test\"}"), 1);
+  EXPECT_EQ(value("redlock_waiters{client=\"test\"}"), 0);
+  EXPECT_EQ(
+      value("redlock_operations_total{client=\"test\",operation=\"extend\",result=\"confirmed\"}"),
+      1);
+  EXPECT_EQ(
+      value("redlock_operations_total{client=\"test\",operation=\"release\",result=\"confirmed\"}"),
+      1);
+  // Three acquisitions ended, two acquired; the waited one took at least 100 ms.
+  EXPECT_EQ(value("redlock_acquire_duration_seconds_count{client=\"test\",outcome=\"acquired\"}"),
+            2);
+  EXPECT_GE(value("redlock_acquire_duration_seconds_sum{client=\"test\",outcome=\"acquired\"}"),
+            0.09);
+  EXPECT_EQ(value("redlock_acquire_duration_seconds_bucket{client=\"test\",outcome=\"acquired\",le="
+                  "\"+Inf\"}"),
+            2);
+
+  // A node killed and restarted: down, then back with one reconnect.
+  const auto node = "{client=\"test\",node=\"" + cluster()[0].url() + "\"}";
+  cluster()[0].kill9();
+  ASSERT_TRUE(eventually("redlock_node_up" + node, 0)) << exposition();
+  cluster()[0].restart();
+  ASSERT_TRUE(eventually("redlock_node_reconnects_total" + node, 1)) << exposition();
+  EXPECT_EQ(value("redlock_node_up" + node), 1);
+  EXPECT_EQ(value("redlock_node_events_total{client=\"test\",event=\"down\",node=\"" +
+                  cluster()[0].url() + "\"}"),
+            1);
+}
+
+}  // namespace
+}  // namespace redlock
