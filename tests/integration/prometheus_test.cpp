@@ -77,8 +77,10 @@ TEST_F(PrometheusTest, TheExpositionCountsRealLockTraffic) {
 
   EXPECT_EQ(value("redlock_acquisitions_total{client=\"test\",outcome=\"acquired\"}"), 2);
   EXPECT_EQ(value("redlock_acquisitions_total{client=\"test\",outcome=\"conflict\"}"), 1);
-  EXPECT_EQ(value("redlock_attempts_total{client=\"test\",outcome=\"conflict\"}"), 2);
-  EXPECT_EQ(value("redlock_wakes_total{cause=\"announcement\",client=\"test\"}"), 1);
+  // The try_lock's attempt and at least the waiter's first (a wake that comes while an
+  // attempt is in flight can cost the waiter one more).
+  EXPECT_GE(value("redlock_attempts_total{client=\"test\",outcome=\"conflict\"}"), 2);
+  EXPECT_GE(value("redlock_wakes_total{cause=\"announcement\",client=\"test\"}"), 1);
   EXPECT_EQ(value("redlock_locks_held{client=\"test\"}"), 1);
   EXPECT_EQ(value("redlock_waiters{client=\"test\"}"), 0);
   EXPECT_EQ(
