@@ -26,7 +26,7 @@ step "configure and build the shared library and the tool in $pkg_build"
   -DCMAKE_CXX_COMPILER="$cxx" ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher} \
   -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_PREFIX=/usr -DREDLOCK_SANITIZE= \
   -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_TOOLS=ON -DREDLOCK_BUILD_BENCH=OFF \
-  -DREDLOCK_BUILD_EXAMPLES=OFF >"$work/configure.log"
+  -DREDLOCK_BUILD_EXAMPLES=OFF -DCMAKE_DISABLE_FIND_PACKAGE_prometheus-cpp=ON >"$work/configure.log"
 nice -n 5 "$cmake" --build "$pkg_build" -j2 >"$work/build.log"
 
 step "cpack -G DEB"
