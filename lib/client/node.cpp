@@ -58,7 +58,11 @@ class RedisNode final : public Node {
       : name_(options.endpoint.display), where_(options.endpoint.display), loop_(loop) {
     // The connection calls this only while it is open, and it is closed before this node
     // goes away (connection_ is the last member).
-    options.on_ready = [this] { resend_releases(); };
+    // An on_ready already set (the observer's) runs first.
+    options.on_ready = [this, observed = std::move(options.on_ready)] {
+      if (observed) observed();
+      resend_releases();
+    };
     connection_.reset(net::Connection::create(loop, std::move(options)));
   }
 

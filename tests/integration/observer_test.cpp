@@ -193,15 +193,7 @@ TEST_F(ObserverTest, AWaiterIsWokenByTheAnnouncementAndTheWaitIsMeasured) {
   auto waiting = observed();
   waiting.retry_delay = 5s;  // only the announcement can wake it within the test
   auto client = Client::create(waiting);
-  std::thread releaser([&] {
-    std::this_thread::sleep_for(200ms);
-    (void)held->unlock();
-  });
-  LockOptions wait;
-  wait.ttl = 10s;
-  wait.wait = 4s;
-  auto lock = client->lock("obs:wait", wait);
-  releaser.join();
+  auto lock = lock_while_released(*client, "obs:wait", *held, 200ms);
   ASSERT_TRUE(lock) << lock.error().message();
 
   std::lock_guard guard(recorder->mutex);

@@ -63,15 +63,7 @@ TEST_F(PrometheusTest, TheExpositionCountsRealLockTraffic) {
   ASSERT_FALSE(client->try_lock("prom:b", 10s));  // conflict
   EXPECT_EQ(value("redlock_locks_held{client=\"test\"}"), 1);
 
-  std::thread releaser([&] {
-    std::this_thread::sleep_for(100ms);
-    (void)held->unlock();
-  });
-  LockOptions wait;
-  wait.ttl = 10s;
-  wait.wait = 4s;
-  auto waited = client->lock("prom:b", wait);
-  releaser.join();
+  auto waited = lock_while_released(*client, "prom:b", *held, 100ms);
   ASSERT_TRUE(waited);
   ASSERT_TRUE(lock->unlock());
 

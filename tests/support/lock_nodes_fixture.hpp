@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 
+#include <redlock/client.hpp>
 #include <redlock/options.hpp>
 
 #include "support/redis_server.hpp"
@@ -48,6 +50,22 @@ class LockNodesTest : public ::testing::Test {
   static std::string get(std::size_t node, const std::string& key) {
     auto reply = (*cluster_)[node].command({"GET", key});
     return reply.is_nil() ? "(nil)" : reply.str;
+  }
+
+  /// client->lock(key) with a 10 s TTL, waiting at most 4 s, while another thread
+  /// unlocks `held` (the current holder) after `delay`.
+  static Result<Lock> lock_while_released(Client& client, const std::string& key, Lock& held,
+                                          std::chrono::milliseconds delay) {
+    std::thread releaser([&] {
+      std::this_thread::sleep_for(delay);
+      (void)held.unlock();
+    });
+    LockOptions wait;
+    wait.ttl = std::chrono::seconds(10);
+    wait.wait = std::chrono::seconds(4);
+    auto lock = client.lock(key, wait);
+    releaser.join();
+    return lock;
   }
 
   static RedisCluster& cluster() { return *cluster_; }
