@@ -29,15 +29,21 @@ struct ClientAccess;
 /// must not be called from that thread (from inside a callback) — they return
 /// errc::invalid_argument there instead of deadlocking.
 ///
-/// Callback contract (the *_async methods): if the call fails synchronously (bad
+/// Callback contract (every *_async method): if the call fails synchronously (bad
 /// arguments) the callback still runs exactly once, on the loop thread, with the error;
 /// otherwise it runs exactly once on the loop thread — with errc::cancelled if the client
-/// closes first. An empty callback makes lock_async() a no-op (nothing is acquired). A
-/// callback must not block the loop; an exception it throws is caught at the loop's
-/// boundary and reported on stderr (a Lock it was given is released by its destructor).
+/// closes first. After close() the callback runs at once on the calling thread with
+/// errc::cancelled. Each *_async method gives the same result as its synchronous form
+/// and may be called from any thread, the loop thread (inside a callback) included. An
+/// empty callback makes lock_async() a no-op (nothing is acquired). A callback must not
+/// block the loop; an exception it throws is caught at the loop's boundary and reported
+/// on stderr (a Lock it was given is released by its destructor).
 class REDLOCK_EXPORT Client {
  public:
   using LockCallback = std::function<void(Result<Lock>)>;
+  using StatusCallback = std::function<void(Result<std::vector<NodeOutcome>>)>;
+  using DoneCallback = std::function<void(Result<void>)>;
+  using ExtendCallback = std::function<void(Result<std::chrono::milliseconds>)>;
 
   /// Validates `options` (throws std::invalid_argument naming the bad field or URL),
   /// starts the loop thread and begins connecting to every node.
@@ -51,6 +57,8 @@ class REDLOCK_EXPORT Client {
   /// settled. errc::conflict when held by another, errc::quorum_unreachable when too many
   /// nodes failed.
   Result<Lock> try_lock(std::string_view key, std::chrono::milliseconds ttl);
+  /// try_lock() without waiting; see the callback contract above.
+  void try_lock_async(std::string_view key, std::chrono::milliseconds ttl, LockCallback callback);
   /// Attempts until acquired or `options.wait` has passed (one attempt when wait is 0).
   /// While waiting it is woken by the holder's release (no polling); a release wakes the
   /// longest-waiting lock() of this client on the key, not all of them, and a lock() that
@@ -60,9 +68,11 @@ class REDLOCK_EXPORT Client {
   /// jitter) while the holder changes, backing off to once a second while one holder
   /// stays. Every failed
   /// attempt is retried until the deadline, quorum_unreachable included (a node may come
-  /// back); the error returned is the last attempt's. A caller that wants to fail fast
-  /// on infrastructure trouble makes one try_lock() first, as the CLI does.
+  /// back) unless LockOptions::fail_fast; the error returned is the last attempt's.
+  /// LockOptions::stop cancels the call (errc::cancelled) from any thread.
   Result<Lock> lock(std::string_view key, const LockOptions& options);
+  /// lock() without waiting; see the callback contract above. LockOptions::stop cancels it:
+  /// the callback then runs with errc::cancelled (still exactly once).
   void lock_async(std::string_view key, LockOptions options, LockCallback callback);
 
   /// One permit of the counting semaphore `key` (see SemaphoreOptions): acquired when a
@@ -113,11 +123,19 @@ class REDLOCK_EXPORT Client {
   /// Per node: the current holder's value and remaining TTL (NodeStatus::held), or
   /// NodeStatus::not_held when the key is free there, or the node's error.
   Result<std::vector<NodeOutcome>> status(std::string_view key);
+  /// status() without waiting; see the callback contract above.
+  void status_async(std::string_view key, StatusCallback callback);
   /// Owner-checked release of `key` held by `value` (for a lock taken by another process).
   Result<void> release(std::string_view key, std::string_view value);
+  /// release() without waiting; see the callback contract above.
+  void release_async(std::string_view key, std::string_view value, DoneCallback callback);
   /// Owner-checked extension of `key` held by `value`; returns the new validity.
   Result<std::chrono::milliseconds> extend(std::string_view key, std::string_view value,
                                            std::chrono::milliseconds ttl);
+  /// extend() without waiting; the callback gets the new validity. See the callback
+  /// contract above.
+  void extend_async(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+                    ExtendCallback callback);
 
   /// Shuts the client down: waiting lock() calls end with errc::cancelled and the
   /// watchdogs stop (on_lost is not called; locks still held expire by their TTL); an

@@ -19,7 +19,7 @@ enum class errc {
   quorum_unreachable,  ///< Too many nodes are down, slow or erroring for a quorum to form.
   validity_expired,    ///< A quorum agreed, but so late that no validity was left (TTL too short).
   timeout,             ///< A node did not answer before its deadline.
-  cancelled,           ///< The client closed before the operation finished.
+  cancelled,           ///< The client closed, or the caller's stop token asked to stop.
   invalid_argument,    ///< A bad key, TTL, duration or option; nothing was sent.
   connection_error,    ///< Connecting, reading or writing failed (refused, reset, DNS...).
   protocol_error,      ///< The peer sent bytes that are not a valid or expected RESP reply.
@@ -32,6 +32,7 @@ enum class errc {
   tls_error,           ///< The TLS handshake or certificate verification failed.
   wrong_kind,          ///< The key is in use as another primitive (exclusive lock, semaphore,
                        ///< read-write lock); nothing was taken.
+  hold_limit_reached,  ///< Auto-extension reached LockOptions::max_hold or max_extensions.
 };
 
 /// The `std::error_category` of `redlock::errc`.

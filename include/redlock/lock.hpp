@@ -55,6 +55,12 @@ class REDLOCK_EXPORT Lock {
   /// round fails. Extensions of one lock (this and the watchdog's) run one at a time.
   /// On the loop thread: errc::invalid_argument, nothing sent.
   Result<void> extend(std::chrono::milliseconds ttl);
+  /// extend() without waiting, for code on the client's loop thread or chains of async
+  /// calls. `done` runs exactly once: on the loop thread with the outcome (validity is
+  /// moved before it runs), also when the checks extend() makes fail (unlocked, lost,
+  /// expired, bad ttl: nothing is sent); at once on the calling thread when this Lock was
+  /// moved from (errc::not_held) or the client is closed (errc::cancelled).
+  void extend_async(std::chrono::milliseconds ttl, std::function<void(Result<void>)> done);
   /// Owner-checked delete on all nodes; succeeds once a quorum no longer holds our value.
   /// From the first call on the lock is given up (validity() is 0, owned() false, no
   /// extension); a call after a failed one sends the release again, and a call after a
@@ -70,7 +76,8 @@ class REDLOCK_EXPORT Lock {
   /// throws is caught and reported on stderr.
   void unlock_async(std::function<void(Result<void>)> done);
 
-  /// True once the watchdog (auto_extend) failed to keep a quorum.
+  /// True once the watchdog (auto_extend) failed to keep a quorum, or stopped at
+  /// LockOptions::max_hold or max_extensions.
   bool lost() const noexcept;
   /// True until unlock() (or unlock_async) was first called, or the lock was moved from.
   bool owned() const noexcept;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -123,10 +124,33 @@ struct LockOptions {
   /// Longest interval between extensions. 0 = a third of the lock's current TTL.
   milliseconds extend_every{0};
   /// Called on the client's loop thread when the watchdog loses the lock, before its
-  /// validity ends (unless the loop thread itself was stalled past it). Must not block.
-  /// Only with auto_extend (otherwise lock() returns errc::invalid_argument). An
-  /// exception it throws is caught and reported on stderr.
+  /// validity ends (unless the loop thread itself was stalled past it), or when it
+  /// reaches max_hold or max_extensions (the error's code is then
+  /// errc::hold_limit_reached instead of errc::lock_lost). Must not block. Only with
+  /// auto_extend (otherwise lock() returns errc::invalid_argument). An exception it
+  /// throws is caught and reported on stderr.
   std::function<void(const Error&)> on_lost{};  // {}: designated initializers stay -Wextra clean
+
+  /// Cancels the acquisition: once a stop is requested (from any thread), lock() and
+  /// lock_async() end with errc::cancelled within a loop turn, whether waiting between
+  /// attempts or with an attempt on the wire; whatever that attempt got is released on
+  /// every node, and the waiter leaves the client's queue for the key (a wake it held
+  /// passes to the next waiter). A stop requested before the call makes no attempt.
+  /// No effect once the lock is acquired. The default token never stops.
+  std::stop_token stop{};
+  /// Give up at the first attempt that finds a quorum unreachable (too many nodes down,
+  /// slow or erroring) with errc::quorum_unreachable, instead of retrying until `wait`
+  /// ends. Conflicts (another holder) are still waited out.
+  bool fail_fast = false;
+  /// auto_extend only: the watchdog never extends the validity past acquisition +
+  /// max_hold. At the first tick whose extension would, it stops extending, marks the
+  /// lock lost and calls on_lost with errc::hold_limit_reached; the validity already
+  /// granted is left to run out (the key is not deleted until unlock()), so the owner
+  /// can stop safely. 0 = no limit.
+  milliseconds max_hold{0};
+  /// auto_extend only: at most this many extensions by the watchdog; the tick after the
+  /// last ends the lock like max_hold does. 0 = no limit.
+  int max_extensions = 0;
 };
 
 }  // namespace redlock

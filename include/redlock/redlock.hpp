@@ -10,5 +10,6 @@
 #include <redlock/options.hpp>
 #include <redlock/reentrant_lock.hpp>
 #include <redlock/result.hpp>
+#include <redlock/scoped.hpp>
 #include <redlock/semaphore.hpp>
 #include <redlock/version.hpp>

@@ -15,6 +15,7 @@
 
 #include <redlock/error.hpp>
 
+#include "client/hold_limit.hpp"
 #include "core/validity.hpp"
 
 namespace redlock::detail {
@@ -58,6 +59,8 @@ struct LockState {
   /// Extension rounds of one lock run one at a time (lock_extension.hpp); these wait.
   bool extending = false;
   std::deque<std::function<void()>> queued_extensions;
+  /// The cap on auto-extension (LockOptions::max_hold, max_extensions).
+  HoldLimit hold;
 
   std::chrono::milliseconds ttl() const noexcept {
     return std::chrono::milliseconds(ttl_ms.load());

@@ -4,6 +4,7 @@
 #include "client/family/held.hpp"
 #include "client/observe.hpp"
 #include "client/round.hpp"
+#include "client/stop_link.hpp"
 #include "client/test_hooks.hpp"
 #include "client/timer.hpp"
 #include "client/watchdog.hpp"
@@ -105,6 +106,13 @@ class AcquireOperation final : public Cancellable,
         node_timeout_(engine_->node_timeout(options_.ttl)) {}
 
   void start() {
+    if (options_.stop.stop_possible()) {
+      if (options_.stop.stop_requested()) return finish(stopped_error());
+      std::weak_ptr<AcquireOperation> weak = shared_from_this();
+      stop_link_.link(engine_, options_.stop, [weak] {
+        if (auto self = weak.lock()) self->finish(self->stopped_error());
+      });
+    }
     if (options_.wait.count() == 0) return attempt();
     timer_ = Timer::create(engine_->loop());
     engine_->track(shared_from_this());
@@ -125,6 +133,11 @@ class AcquireOperation final : public Cancellable,
   }
 
   void cancel() override { finish(cancelled_error("lock " + quote_key(key_))); }
+
+  Error stopped_error() const {
+    return Error(make_error_code(errc::cancelled),
+                 "lock " + quote_key(key_) + ": cancelled by the caller's stop token");
+  }
 
  private:
   // A release was announced and this waiter's turn came (it is idle: its last attempt
@@ -175,7 +188,8 @@ class AcquireOperation final : public Cancellable,
   }
 
   void on_acquire_round(RoundResult round, std::string value) {
-    if (finished_) return;
+    // Cancelled while the attempt was on the wire: what it got is released.
+    if (finished_) return release_leftovers(*engine_, key_, value, round, node_timeout_);
     if (round.cancelled && !engine_->open())
       observe_attempt(*engine_, key_, attempts_, round, make_error_code(errc::cancelled), started_);
     if (round.cancelled && !engine_->open())
@@ -219,7 +233,10 @@ class AcquireOperation final : public Cancellable,
         },
         vote_owner_action,
         [self = shared_from_this(), acquired_shared, value, token](RoundResult fenced) mutable {
-          if (self->finished_) return;
+          if (self->finished_) {
+            return release_leftovers(*self->engine_, self->key_, value, *acquired_shared,
+                                     self->node_timeout_);
+          }
           if (fenced.cancelled && !self->engine_->open()) {
             return self->finish(cancelled_error("lock " + quote_key(self->key_)));
           }
@@ -260,6 +277,7 @@ class AcquireOperation final : public Cancellable,
     state->set_ttl(options_.ttl);
     state->extend_every = options_.extend_every;
     state->set_valid_until(valid_until);
+    state->hold = HoldLimit::of(options_, round.start);
     if (options_.auto_extend) start_watchdog(state, options_.on_lost);
     finish(std::move(state));
   }
@@ -269,6 +287,8 @@ class AcquireOperation final : public Cancellable,
     release_leftovers(*engine_, key_, value, round, node_timeout_);
     if (!engine_->accepting()) return finish(cancelled_error("lock " + quote_key(key_)));
     const auto now = Clock::now();
+    if (options_.fail_fast && error == errc::quorum_unreachable)
+      return give_up(std::move(error), now);
     std::optional<Clock::time_point> next;
     if (timer_) {
       // Only one other owner's release announces again; any other failure hands the wake
@@ -334,6 +354,7 @@ class AcquireOperation final : public Cancellable,
     finished_ = true;
     observe_acquire(*engine_, key_, attempts_, result ? std::error_code() : result.error().code(),
                     started_);
+    stop_link_.reset();
     // Leaving the queue may pass a wake this waiter held to the next one.
     if (watch_id_) engine_->notifier().unwatch(*watch_id_, result.has_value());
     if (timer_) {
@@ -359,6 +380,7 @@ class AcquireOperation final : public Cancellable,
   std::string last_holder_seen_;     // the holder the last failed attempt saw, if one
   milliseconds recheck_{0};
   bool finished_ = false;
+  StopLink stop_link_;  // LockOptions::stop, until finish()
 };
 
 }  // namespace

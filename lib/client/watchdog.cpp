@@ -71,6 +71,15 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
       // expired lock.
       return lose(*lock, "no time is left for an extension round before the validity ends", {});
     }
+    if (auto reason = lock->hold.refuses(now, lock->ttl())) {
+      lock->lost = true;
+      stop();
+      if (on_lost_) {
+        call_user("on_lost", on_lost_,
+                  hold_limit_error(lock->resource, *reason, now, lock->valid_until()));
+      }
+      return;
+    }
     extend_lock(lock, std::nullopt,
                 [self = shared_from_this(), started = now](Result<Clock::time_point> extended) {
                   self->on_extended(std::move(extended), started);
@@ -81,8 +90,11 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
     if (stopped_) return;
     auto lock = lock_.lock();
     if (!lock || lock->released()) return stop();
-    if (extended) observe_watchdog(*engine_, lock->resource, nullptr, lock->valid_until());
-    if (extended) return schedule_regular(*lock, started);
+    if (extended) {
+      observe_watchdog(*engine_, lock->resource, nullptr, lock->valid_until());
+      if (lock->hold.extensions_left > 0) --lock->hold.extensions_left;
+      return schedule_regular(*lock, started);
+    }
     const auto& error = extended.error();
     if (error == errc::cancelled) return stop();
     const auto now = Clock::now();

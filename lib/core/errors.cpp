@@ -21,7 +21,7 @@ class Category final : public std::error_category {
       case errc::timeout:
         return "timed out";
       case errc::cancelled:
-        return "cancelled: client closed";
+        return "cancelled";
       case errc::invalid_argument:
         return "invalid argument";
       case errc::connection_error:
@@ -44,6 +44,8 @@ class Category final : public std::error_category {
         return "TLS error";
       case errc::wrong_kind:
         return "key in use as another kind of lock";
+      case errc::hold_limit_reached:
+        return "hold limit reached";
     }
     return "unknown redlock error " + std::to_string(code);
   }

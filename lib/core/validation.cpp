@@ -127,6 +127,9 @@ std::optional<std::string> check_lock_options(const LockOptions& options,
              ms(needed) + "); use a longer ttl or a shorter node_timeout";
     }
   }
+  if (options.max_hold.count() < 0) return "max_hold: must be >= 0, got " + ms(options.max_hold);
+  if (options.max_extensions < 0)
+    return "max_extensions: must be >= 0, got " + std::to_string(options.max_extensions);
   return std::nullopt;
 }
 
