@@ -1,0 +1,200 @@
+#pragma once
+// Optional adapter for standalone Asio (Debian's libasio-dev, header <asio.hpp>): every
+// lock operation as an Asio asynchronous operation, following Asio's completion-token
+// conventions (asio::async_initiate). So a coroutine writes
+//
+//   redlock::Result<redlock::Lock> lock =
+//       co_await redlock::asio::async_lock(*client, "orders:42", {.ttl = 10s, .wait = 5s},
+//                                          asio::use_awaitable);
+//
+// and the same call takes asio::use_future (a std::future<Result<Lock>>), a plain
+// callable, or any other completion token. Header-only; not included by redlock.hpp.
+//
+// Completion: the handler runs exactly once, posted (never run inline) to its associated
+// executor, which defaults to asio::system_executor as for any Asio operation without an
+// I/O object; it never runs on the client's loop thread unless that is its executor. The
+// operation counts as outstanding work on that executor until then. A failure is a
+// Result holding an Error, as with the client's own methods; nothing throws.
+//
+// Cancellation: async_lock and async_try_lock support every asio::cancellation_type
+// through the handler's associated cancellation slot (set by asio::bind_cancellation_slot,
+// by a coroutine's cancellation state, by awaitable operators...). An emitted signal is
+// mapped onto LockOptions::stop: the handler then gets errc::cancelled (or, if the lock
+// was already taken, the Lock), and whatever the interrupted attempt got is released. When
+// the slot is connected it replaces options.stop. The other operations end within a node
+// deadline and do not take cancellation.
+//
+// Lifetime: the Client (and for async_extend/async_unlock of a Lock, the Lock) must
+// outlive the operation; the key and value are copied.
+
+#include <asio/associated_cancellation_slot.hpp>
+#include <asio/associated_executor.hpp>
+#include <asio/async_result.hpp>
+#include <asio/cancellation_type.hpp>
+#include <asio/executor_work_guard.hpp>
+#include <asio/post.hpp>
+#include <asio/system_executor.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <redlock/client.hpp>
+#include <redlock/lock.hpp>
+#include <redlock/options.hpp>
+#include <redlock/result.hpp>
+
+namespace redlock::asio {
+
+namespace detail {
+
+/// The bridge from the client's callback (on its loop thread) to an Asio handler: keeps
+/// the handler's executor busy, optionally maps its cancellation slot onto a stop token,
+/// and posts the completion to that executor.
+template <typename Handler, typename T>
+class Completion {
+ public:
+  using Executor = ::asio::associated_executor_t<Handler, ::asio::system_executor>;
+
+  explicit Completion(Handler handler) : state_(std::make_shared<State>(std::move(handler))) {}
+
+  /// When the handler has a connected cancellation slot, connects it to a new stop source
+  /// and returns its token; else nullopt.
+  std::optional<std::stop_token> cancellable() {
+    if (!state_->slot.is_connected()) return std::nullopt;
+    std::stop_source source;
+    state_->slot.assign([source](::asio::cancellation_type type) mutable {
+      if (type != ::asio::cancellation_type::none) source.request_stop();
+    });
+    return source.get_token();
+  }
+
+  /// The client's callback. Any thread; called once.
+  std::function<void(T)> callback() && {
+    return [state = std::move(state_)](T result) mutable {
+      auto executor = state->work.get_executor();
+      ::asio::post(executor, [state = std::move(state), result = std::move(result)]() mutable {
+        // On the handler's executor, where cancellation signals are emitted: after this
+        // the slot's function (and the stop source it holds) is gone.
+        if (state->slot.is_connected()) state->slot.clear();
+        auto handler = std::move(state->handler);
+        state->work.reset();
+        std::move(handler)(std::move(result));
+      });
+    };
+  }
+
+ private:
+  struct State {
+    explicit State(Handler h)
+        : work(::asio::make_work_guard(::asio::get_associated_executor(h))),
+          slot(::asio::get_associated_cancellation_slot(h)),
+          handler(std::move(h)) {}
+    ::asio::executor_work_guard<Executor> work;
+    ::asio::associated_cancellation_slot_t<Handler> slot;
+    Handler handler;
+  };
+  std::shared_ptr<State> state_;
+};
+
+template <typename T, typename Handler>
+Completion<std::decay_t<Handler>, T> complete_with(Handler&& handler) {
+  return Completion<std::decay_t<Handler>, T>(std::forward<Handler>(handler));
+}
+
+struct InitiateLock {
+  template <typename Handler>
+  void operator()(Handler&& handler, Client* client, std::string key, LockOptions options) const {
+    auto completion = complete_with<Result<Lock>>(std::forward<Handler>(handler));
+    if (auto stop = completion.cancellable()) options.stop = std::move(*stop);
+    client->lock_async(key, std::move(options), std::move(completion).callback());
+  }
+};
+
+}  // namespace detail
+
+/// Client::lock_async as an Asio operation; signature void(redlock::Result<redlock::Lock>).
+/// Cancellable (see above).
+template <typename CompletionToken>
+auto async_lock(Client& client, std::string_view key, LockOptions options,
+                CompletionToken&& token) {
+  return ::asio::async_initiate<CompletionToken, void(Result<Lock>)>(
+      detail::InitiateLock{}, token, &client, std::string(key), std::move(options));
+}
+
+/// One attempt (Client::try_lock_async); signature void(redlock::Result<redlock::Lock>).
+/// Cancellable (see above).
+template <typename CompletionToken>
+auto async_try_lock(Client& client, std::string_view key, std::chrono::milliseconds ttl,
+                    CompletionToken&& token) {
+  LockOptions options;
+  options.ttl = ttl;
+  return async_lock(client, key, std::move(options), std::forward<CompletionToken>(token));
+}
+
+/// Client::status_async; signature void(redlock::Result<std::vector<redlock::NodeOutcome>>).
+template <typename CompletionToken>
+auto async_status(Client& client, std::string_view key, CompletionToken&& token) {
+  using T = Result<std::vector<NodeOutcome>>;
+  return ::asio::async_initiate<CompletionToken, void(T)>(
+      [](auto&& handler, Client* client, std::string key) {
+        client->status_async(key, detail::complete_with<T>(std::move(handler)).callback());
+      },
+      token, &client, std::string(key));
+}
+
+/// Client::release_async (owner-checked release by value); signature
+/// void(redlock::Result<void>).
+template <typename CompletionToken>
+auto async_release(Client& client, std::string_view key, std::string_view value,
+                   CompletionToken&& token) {
+  return ::asio::async_initiate<CompletionToken, void(Result<void>)>(
+      [](auto&& handler, Client* client, std::string key, std::string value) {
+        client->release_async(key, value,
+                              detail::complete_with<Result<void>>(std::move(handler)).callback());
+      },
+      token, &client, std::string(key), std::string(value));
+}
+
+/// Client::extend_async (owner-checked extension by value); signature
+/// void(redlock::Result<std::chrono::milliseconds>) with the new validity.
+template <typename CompletionToken>
+auto async_extend(Client& client, std::string_view key, std::string_view value,
+                  std::chrono::milliseconds ttl, CompletionToken&& token) {
+  using T = Result<std::chrono::milliseconds>;
+  return ::asio::async_initiate<CompletionToken, void(T)>(
+      [](auto&& handler, Client* client, std::string key, std::string value,
+         std::chrono::milliseconds ttl) {
+        client->extend_async(key, value, ttl,
+                             detail::complete_with<T>(std::move(handler)).callback());
+      },
+      token, &client, std::string(key), std::string(value), ttl);
+}
+
+/// Lock::extend_async; signature void(redlock::Result<void>).
+template <typename CompletionToken>
+auto async_extend(Lock& lock, std::chrono::milliseconds ttl, CompletionToken&& token) {
+  return ::asio::async_initiate<CompletionToken, void(Result<void>)>(
+      [](auto&& handler, Lock* lock, std::chrono::milliseconds ttl) {
+        lock->extend_async(ttl, detail::complete_with<Result<void>>(std::move(handler)).callback());
+      },
+      token, &lock, ttl);
+}
+
+/// Lock::unlock_async; signature void(redlock::Result<void>).
+template <typename CompletionToken>
+auto async_unlock(Lock& lock, CompletionToken&& token) {
+  return ::asio::async_initiate<CompletionToken, void(Result<void>)>(
+      [](auto&& handler, Lock* lock) {
+        lock->unlock_async(detail::complete_with<Result<void>>(std::move(handler)).callback());
+      },
+      token, &lock);
+}
+
+}  // namespace redlock::asio
