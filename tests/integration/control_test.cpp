@@ -12,6 +12,7 @@
 #include <stop_token>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <redlock/redlock.hpp>
 
@@ -44,6 +45,21 @@ class ControlTest : public test::LockNodesTest {
     slow.retry_delay = 5s;
     slow.retry_jitter = 1s;
     return Client::create(slow);
+  }
+
+  /// Takes "k" for 600 ms, extended every 200 ms under the limits in `limits`
+  /// (max_hold, max_extensions), and waits for on_lost (at most 3 s).
+  static std::pair<Lock, Error> hold_until_limit(Client& client, LockOptions limits) {
+    auto lost = std::make_shared<std::promise<Error>>();
+    auto lost_future = lost->get_future();
+    limits.ttl = 600ms;
+    limits.auto_extend = true;
+    limits.extend_every = 200ms;
+    limits.on_lost = [lost](const Error& e) { lost->set_value(e); };
+    auto lock = client.lock("k", limits);
+    if (!lock) throw std::runtime_error(lock.error().message());
+    auto error = get_within(lost_future, 3s);
+    return {std::move(*lock), std::move(error)};
   }
 
   /// Nodes where `key` is set.
@@ -196,22 +212,13 @@ TEST_F(ControlTest, FailFastStillWaitsOutAConflict) {
 
 TEST_F(ControlTest, MaxExtensionsEndsTheLockWithItsOwnReason) {
   auto client = Client::create(options());
-  std::promise<Error> lost;
-  auto lost_future = lost.get_future();
   const auto started = Clock::now();
-  auto lock = client->lock("k", {.ttl = 600ms,
-                                 .auto_extend = true,
-                                 .extend_every = 200ms,
-                                 .on_lost = [&](const Error& e) { lost.set_value(e); },
-                                 .max_extensions = 2});
-  ASSERT_TRUE(lock);
-  auto error = get_within(lost_future, 3s);
-  const auto ended_ms = ms_since(started);
+  auto [lock, error] = hold_until_limit(*client, {.max_extensions = 2});
   EXPECT_EQ(error, errc::hold_limit_reached) << error.message();
   EXPECT_NE(error.message().find("max_extensions"), std::string::npos) << error.message();
-  EXPECT_GE(ended_ms, 550) << "two extensions come before the limit";
-  EXPECT_TRUE(lock->lost());
-  EXPECT_EQ(lock->validity(), 0ms);
+  EXPECT_GE(ms_since(started), 550) << "two extensions come before the limit";
+  EXPECT_TRUE(lock.lost());
+  EXPECT_EQ(lock.validity(), 0ms);
   // Not extended any more: the keys expire within a ttl.
   std::this_thread::sleep_for(700ms);
   EXPECT_EQ(nodes_holding("k"), 0);
@@ -219,16 +226,8 @@ TEST_F(ControlTest, MaxExtensionsEndsTheLockWithItsOwnReason) {
 
 TEST_F(ControlTest, MaxHoldNeverExtendsPastItsEnd) {
   auto client = Client::create(options());
-  std::promise<Error> lost;
-  auto lost_future = lost.get_future();
   const auto started = Clock::now();
-  auto lock = client->lock("k", {.ttl = 600ms,
-                                 .auto_extend = true,
-                                 .extend_every = 200ms,
-                                 .on_lost = [&](const Error& e) { lost.set_value(e); },
-                                 .max_hold = 1100ms});
-  ASSERT_TRUE(lock);
-  auto error = get_within(lost_future, 3s);
+  auto [lock, error] = hold_until_limit(*client, {.max_hold = 1100ms});
   EXPECT_EQ(error, errc::hold_limit_reached) << error.message();
   EXPECT_NE(error.message().find("max_hold"), std::string::npos) << error.message();
   EXPECT_GE(ms_since(started), 550) << "extensions that end within max_hold are made";
