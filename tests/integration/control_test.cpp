@@ -62,6 +62,17 @@ class ControlTest : public test::LockNodesTest {
     return {std::move(*lock), std::move(error)};
   }
 
+  /// Waits (up to 5 s) until every node has a subscriber on `channel`.
+  static void wait_for_subscribers(const std::string& channel) {
+    const auto deadline = Clock::now() + 5s;
+    for (std::size_t node = 0; node < cluster().size(); ++node) {
+      while (cluster()[node].command({"PUBSUB", "NUMSUB", channel}).elements.at(1).integer == 0) {
+        if (Clock::now() > deadline) throw std::runtime_error("no subscriber on " + channel);
+        std::this_thread::sleep_for(5ms);
+      }
+    }
+  }
+
   /// Nodes where `key` is set.
   static int nodes_holding(const std::string& key) {
     int holding = 0;
@@ -80,11 +91,14 @@ TEST_F(ControlTest, StopTokenEndsAWaitPromptlyAndTheNextWaiterStillGetsTheLock) 
   ASSERT_TRUE(holder) << holder.error().message();
 
   auto client = slow_retry_client();
+  ASSERT_TRUE(client->status("k"));  // connected
   std::stop_source cancel;
   auto first = std::async(std::launch::async, [&] {
     return client->lock("k", {.ttl = 10s, .wait = 20s, .stop = cancel.get_token()});
   });
-  std::this_thread::sleep_for(100ms);  // the first waiter is queued before the second
+  // The first waiter is subscribed (then attempts at once) before the second comes.
+  wait_for_subscribers("k:released");
+  std::this_thread::sleep_for(100ms);
   auto second =
       std::async(std::launch::async, [&] { return client->lock("k", {.ttl = 10s, .wait = 20s}); });
   std::this_thread::sleep_for(200ms);
