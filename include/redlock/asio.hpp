@@ -78,15 +78,19 @@ class Completion {
   /// The client's callback. Any thread; called once.
   std::function<void(T)> callback() && {
     return [state = std::move(state_)](T result) mutable {
-      auto executor = state->work.get_executor();
-      ::asio::post(executor, [state = std::move(state), result = std::move(result)]() mutable {
-        // On the handler's executor, where cancellation signals are emitted: after this
-        // the slot's function (and the stop source it holds) is gone.
-        if (state->slot.is_connected()) state->slot.clear();
-        auto handler = std::move(state->handler);
-        state->work.reset();
-        std::move(handler)(std::move(result));
-      });
+      // The work is given up only once post() returned: until then the executor's
+      // context cannot run out of work, so its owner cannot destroy it while post() is
+      // still waking one of its threads.
+      auto work = std::move(state->work);
+      ::asio::post(work.get_executor(),
+                   [state = std::move(state), result = std::move(result)]() mutable {
+                     // On the handler's executor, where cancellation signals are emitted:
+                     // after this the slot's function (and its stop source) is gone.
+                     if (state->slot.is_connected()) state->slot.clear();
+                     auto handler = std::move(state->handler);
+                     std::move(handler)(std::move(result));
+                   });
+      work.reset();
     };
   }
 

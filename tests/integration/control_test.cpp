@@ -289,7 +289,7 @@ TEST_F(ControlTest, WithLockStopsTheWorkWhenTheHoldLimitIsReached) {
   ASSERT_TRUE(result) << result.error().message();
   EXPECT_EQ(*result, 42);
   EXPECT_TRUE(user_on_lost);
-  EXPECT_EQ(nodes_holding("k"), 0) << "released at the end";
+  EXPECT_TRUE(gone_everywhere("k")) << "released at the end";
 }
 
 TEST_F(ControlTest, WithLockStopsTheWorkWhenTheLockIsLost) {
@@ -313,12 +313,12 @@ TEST_F(ControlTest, WithLockReleasesWhenTheWorkThrows) {
   EXPECT_THROW(with_lock(*client, "k", {.ttl = 30s},
                          [&](std::stop_token) {
                            ran = true;
-                           EXPECT_EQ(nodes_holding("k"), 5);
+                           EXPECT_GE(nodes_holding("k"), 3);
                            throw std::runtime_error("work failed");
                          }),
                std::runtime_error);
   EXPECT_TRUE(ran);
-  EXPECT_EQ(nodes_holding("k"), 0);
+  EXPECT_TRUE(gone_everywhere("k"));
   auto again = client->try_lock("k", 1s);
   EXPECT_TRUE(again) << again.error().message();
 }
@@ -394,7 +394,7 @@ TEST_F(ControlTest, AsyncFormsMatchTheSynchronousOnes) {
       [&](auto cb) { client->release_async("k", value, std::move(cb)); });
   ASSERT_TRUE(released) << released.error().message();
   EXPECT_NE(released_on, caller);
-  EXPECT_EQ(nodes_holding("k"), 0);
+  EXPECT_TRUE(gone_everywhere("k"));
 }
 
 TEST_F(ControlTest, AsyncFormsReportBadArgumentsAndClosedClients) {

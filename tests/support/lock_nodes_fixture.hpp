@@ -68,6 +68,20 @@ class LockNodesTest : public ::testing::Test {
     return lock;
   }
 
+  /// Whether `key` is gone from every lock node within `within`: a release is decided
+  /// once a quorum confirmed it, and the other nodes follow a moment later.
+  static bool gone_everywhere(const std::string& key,
+                              std::chrono::milliseconds within = std::chrono::seconds(1)) {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    for (std::size_t node = 0; node < cluster_->size(); ++node) {
+      while (get(node, key) != "(nil)") {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+    return true;
+  }
+
   static RedisCluster& cluster() { return *cluster_; }
   static RedisServer& storage() { return *storage_; }
 
