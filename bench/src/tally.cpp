@@ -59,6 +59,8 @@ std::string error_kind(std::error_code code) {
       return "tls_error";
     case errc::wrong_kind:
       return "wrong_kind";
+    case errc::hold_limit_reached:
+      return "hold_limit_reached";
   }
   return "redlock:" + std::to_string(code.value());
 }

@@ -182,6 +182,8 @@ std::string code_name(std::error_code code) {
       return "tls_error";
     case redlock::errc::wrong_kind:
       return "wrong_kind";
+    case redlock::errc::hold_limit_reached:
+      return "hold_limit_reached";
   }
   return code.message();
 }
