@@ -55,10 +55,13 @@ auto with_lock(Client& client, std::string_view key, LockOptions options, Work&&
     -> Result<detail::work_result_t<Work>> {
   using R = detail::work_result_t<Work>;
   std::stop_source source;
-  options.on_lost = [source, on_lost = std::move(options.on_lost)](const Error& error) mutable {
-    source.request_stop();
-    if (on_lost) on_lost(error);
-  };
+  // Without auto_extend nothing ends the lock early (and lock() refuses an on_lost).
+  if (options.auto_extend) {
+    options.on_lost = [source, on_lost = std::move(options.on_lost)](const Error& error) mutable {
+      source.request_stop();
+      if (on_lost) on_lost(error);
+    };
+  }
   auto lock = client.lock(key, options);
   if (!lock) return std::move(lock).error();
   struct Release {
