@@ -38,6 +38,15 @@ std::string quote_key(std::string_view key) {
   return text;
 }
 
+Released released_from(std::vector<NodeOutcome> outcomes) {
+  Released released;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == NodeStatus::granted) ++released.deleted;
+  }
+  released.outcomes = std::move(outcomes);
+  return released;
+}
+
 Error cancelled_error(std::string_view what) {
   return Error(make_error_code(errc::cancelled), std::string(what) + ": the client closed");
 }
@@ -444,13 +453,7 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
           return done(Error(make_error_code(errc::quorum_unreachable), std::move(message),
                             std::move(round.outcomes)));
         }
-        Released released;
-        for (const auto& outcome : round.outcomes) {
-          // not_held and granted both vote "gone"; only granted means a delete happened.
-          if (outcome.status == NodeStatus::granted) ++released.deleted;
-        }
-        released.outcomes = std::move(round.outcomes);
-        done(std::move(released));
+        done(released_from(std::move(round.outcomes)));
       });
   // After the sends: a waiter of this client woken now has its acquire queued behind
   // the release on every connection.

@@ -26,6 +26,9 @@ struct Released {
   std::vector<NodeOutcome> outcomes;
 };
 using ReleaseDone = std::function<void(Result<Released>)>;
+/// A confirmed release round's outcomes as a Released: not_held and granted both vote
+/// "gone", only granted means a delete happened.
+Released released_from(std::vector<NodeOutcome> outcomes);
 using StatusDone = std::function<void(Result<std::vector<NodeOutcome>>)>;
 
 /// Acquire with retries until `options.wait` (validated by the caller).

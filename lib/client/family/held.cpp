@@ -244,12 +244,7 @@ void start_release(const LockState& lock, milliseconds node_timeout, ReleaseDone
                                 "; it may stay held there until its ttl ends",
                             std::move(round.outcomes)));
         }
-        Released released;
-        for (const auto& outcome : round.outcomes) {
-          if (outcome.status == NodeStatus::granted) ++released.deleted;
-        }
-        released.outcomes = std::move(round.outcomes);
-        done(std::move(released));
+        done(released_from(std::move(round.outcomes)));
       },
       lock.held->quorum);
   if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {
