@@ -23,9 +23,10 @@ struct uv_loop_s;
 namespace redlock::detail {
 
 /// Whether a release tells waiters. A holder's release does: the key is free for them.
-/// The leftovers of a failed attempt do not: announcing them would wake every client's
-/// waiter at once after a split vote, all retrying in step (the synchronised retries the
-/// jittered retry delay exists to break), and wake an attempt with its own leftovers.
+/// So do the leftovers of a failed attempt whose value may sit on a quorum (others saw it
+/// as the holder; RoundResult::may_hold_quorum). Those of a split vote do not: announcing
+/// them would wake every client's waiter at once, all retrying in step (the synchronised
+/// retries the jittered retry delay exists to break).
 enum class Announce : bool { no = false, yes = true };
 
 /// One node's answer, already interpreted.

@@ -64,15 +64,17 @@ std::string elapsed_ms(Clock::time_point since, Clock::time_point now) {
 /// not. The release is not awaited: a caller that gives up does not wait for it, and a
 /// retry is queued behind it on each node's connection, so it reaches every node first.
 ///
-/// An attempt that reached a quorum (and failed afterwards: no validity left, the fencing
-/// write-back failed, the client began closing) was, for that moment, the holder other
-/// clients' waiters saw; its release is announced so they do not sleep until its TTL
-/// would have ended. Split votes stay unannounced (node.hpp, Announce).
+/// An attempt whose value may sit on a quorum (it reached one and failed afterwards: no
+/// validity left, the fencing write-back failed, the client began closing; or the
+/// replies came too late to count) may be the holder other clients' waiters saw; its
+/// release is announced so they do not sleep until its TTL would have ended. Split
+/// votes, where other holders answered on more than a minority, stay unannounced
+/// (node.hpp, Announce).
 void release_leftovers(Engine& engine, const std::string& key, const std::string& value,
                        const RoundResult& round, milliseconds timeout) {
   if (!engine.open()) return;
   auto& nodes = engine.nodes();
-  const auto announce = round.reached() ? Announce::yes : Announce::no;
+  const auto announce = round.may_hold_quorum() ? Announce::yes : Announce::no;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (round.outcomes[i].status == NodeStatus::held) continue;
     nodes[i]->release(key, value, announce, timeout, engine.count_release([](NodeReply) {}));

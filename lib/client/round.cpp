@@ -103,6 +103,14 @@ std::string RoundResult::single_holder() const {
   return {};
 }
 
+bool RoundResult::may_hold_quorum() const {
+  int possible = 0;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status != NodeStatus::held) ++possible;
+  }
+  return possible >= quorum;
+}
+
 bool RoundResult::no_node_answered() const {
   bool timed_out = false;
   for (const auto& outcome : outcomes) {

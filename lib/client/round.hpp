@@ -41,6 +41,10 @@ struct RoundResult {
   std::optional<std::chrono::milliseconds> single_holder_ttl() const;
   /// The value of the first node that reported another holder ("" when none did).
   std::string single_holder() const;
+  /// Our value may sit on a quorum: at least a quorum of nodes granted, did not answer
+  /// in time or failed in transit; only a node that reported another holder surely
+  /// does not hold it. True of every reached round.
+  bool may_hold_quorum() const;
   /// Every node timed out or had not answered when the round was decided: typical of a
   /// node_timeout below the round trip.
   bool no_node_answered() const;

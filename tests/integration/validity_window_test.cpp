@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -117,6 +118,54 @@ TEST_F(ValidityWindowTest, ExtendIsRefusedOnceValidityEndedThoughTheNodesStillHo
     EXPECT_EQ(extended.error(), errc::not_held) << extended.error().message();
   }
   EXPECT_EQ(lock->validity(), 0ms);
+}
+
+TEST_F(ValidityWindowTest, AFailedAttemptWhoseValueMayHoldAQuorumAnnouncesItsRelease) {
+  // Client A's attempt reaches all five nodes at once, but their replies come 1 s late,
+  // so A gives up after its 300 ms node_timeout while its value holds every node. B,
+  // which tried in between, saw A as the holder of a 10 s lock and waits. A's clean-up
+  // must tell B: unannounced, B sleeps until its re-check (retry_delay 3 s: 1.5 s at the
+  // earliest) or, without re-checks, until A's key expires.
+  std::vector<std::unique_ptr<chaos::FaultProxy>> proxies;
+  auto slow_options = LockNodesTest::options(300ms);
+  slow_options.nodes.clear();
+  for (std::size_t i = 0; i < cluster().size(); ++i) {
+    proxies.push_back(std::make_unique<chaos::FaultProxy>("127.0.0.1", cluster()[i].port()));
+    slow_options.nodes.push_back("redis://127.0.0.1:" + std::to_string(proxies.back()->port()));
+  }
+  auto slow = Client::create(slow_options);
+  {
+    auto warm_up = slow->try_lock("warm-up", 1s);
+    ASSERT_TRUE(warm_up) << warm_up.error().message();
+    ASSERT_TRUE(warm_up->unlock());
+  }
+  auto waiter_options = LockNodesTest::options(300ms);
+  waiter_options.retry_delay = 3000ms;
+  auto waiter = Client::create(waiter_options);
+  for (auto& proxy : proxies) proxy->set_latency(chaos::Direction::down, 1000ms);
+
+  const auto start = Clock::now();
+  auto attempt = std::async(std::launch::async, [&] { return slow->try_lock("leftover", 10s); });
+  // Until A's value is on a quorum, B would simply take the key.
+  const auto deadline = start + 1s;
+  auto holders = [&] {
+    int n = 0;
+    for (std::size_t i = 0; i < cluster().size(); ++i) {
+      if (!cluster()[i].command({"GET", "leftover"}).is_nil()) ++n;
+    }
+    return n;
+  };
+  while (holders() < 3 && Clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  ASSERT_GE(holders(), 3) << "A's attempt did not reach the nodes";
+  auto lock = waiter->lock("leftover", {.ttl = 2s, .wait = 5s});
+  const auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+  auto failed = attempt.get();
+  for (auto& proxy : proxies) proxy->set_latency(chaos::Direction::down, 0ms);
+  ASSERT_FALSE(failed) << "A's attempt should have timed out";
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_LT(waited, 1200ms) << "B waited " << waited.count()
+                            << " ms for a key A released after about 300 ms";
+  EXPECT_TRUE(lock->unlock());
 }
 
 }  // namespace

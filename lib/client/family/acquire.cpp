@@ -185,15 +185,17 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
   }
 
   // A failed attempt may have left our value on nodes that granted, did not answer in
-  // time or answered after the decision: released on each of them, not announced. A
-  // writer's intent stays while it waits (it keeps new readers out meanwhile).
+  // time or answered after the decision: released on each of them, and announced when
+  // the value may sit on a quorum (others' waiters may have seen it as the holder; see
+  // operations.cpp). A writer's intent stays while it waits (it keeps new readers out).
   void release_leftovers(const std::string& value, const RoundResult& round) {
     if (!engine_->open()) return;
     auto& nodes = engine_->nodes();
+    const auto announce = round.may_hold_quorum() ? Announce::yes : Announce::no;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const auto& outcome = round.outcomes[i];
       if (outcome.status == NodeStatus::held || outcome.error == errc::wrong_kind) continue;
-      send_family_release(*nodes[i], *held_, value, Announce::no, node_timeout_,
+      send_family_release(*nodes[i], *held_, value, announce, node_timeout_,
                           engine_->count_release([](NodeReply) {}), /*keep_intent=*/true);
     }
   }
