@@ -30,7 +30,7 @@ std::string identity(const net::Endpoint& endpoint) {
 
 }  // namespace
 
-std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory) {
+std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Seams seams) {
   std::vector<net::ConnectionOptions> connections;
   std::vector<std::string> identities;
   std::vector<std::string> names;
@@ -55,15 +55,16 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory) {
   if (auto problem = core::check_options(options, identities))
     throw std::invalid_argument(*problem);
   const int quorum = core::effective_quorum(options.quorum, static_cast<int>(options.nodes.size()));
-  auto engine = std::make_shared<Engine>(std::move(options), std::move(names), quorum);
+  auto engine = std::make_shared<Engine>(std::move(options), std::move(names), quorum, seams);
   engine->connect(connections, factory);
   return engine;
 }
 
-Engine::Engine(Options options, std::vector<std::string> node_names, int quorum)
+Engine::Engine(Options options, std::vector<std::string> node_names, int quorum, Seams seams)
     : options_(std::move(options)),
       node_names_(std::move(node_names)),
       quorum_(quorum),
+      seams_(seams),
       random_(core::system_random()),
       loop_(options_.loop) {}
 
@@ -143,12 +144,12 @@ void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
   // Releases already sent (an unlock just before close(), in the same callback or from
   // another thread) get up to one node deadline to land before the connections close
   // under them. Nothing waits when none is outstanding.
-  auto timer = std::make_shared<Timer*>(nullptr);
+  auto timer = std::make_shared<TimerPtr>();
   auto close_nodes = [state, timer, done = std::move(done)] {
     if (state->nodes_closed) return;
     state->nodes_closed = true;
     state->on_releases_landed = nullptr;
-    if (*timer != nullptr) std::exchange(*timer, nullptr)->close();
+    timer->reset();
     for (auto& node : state->nodes) node->close();
     if (state->notifier) state->notifier->close();
     done();
@@ -159,7 +160,7 @@ void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
   // The last release lands inside its node's reply callback, where the node must not be
   // closed: the nodes close on the next loop turn.
   state->on_releases_landed = [timer, close_nodes] {
-    if (*timer != nullptr) (*timer)->start(std::chrono::milliseconds(0), close_nodes);
+    if (*timer) (*timer)->start(std::chrono::milliseconds(0), close_nodes);
   };
 }
 

@@ -17,6 +17,7 @@
 #include "client/loop_thread.hpp"
 #include "client/node.hpp"
 #include "client/release_notifier.hpp"
+#include "client/seams.hpp"
 #include "core/retry.hpp"
 #include "core/validity.hpp"
 
@@ -38,7 +39,8 @@ using NodeFactory = std::function<std::unique_ptr<Node>(uv_loop_s*, net::Connect
 class Engine : public std::enable_shared_from_this<Engine> {
  public:
   /// Validates `options` (std::invalid_argument naming the field or URL) and connects.
-  static std::shared_ptr<Engine> create(Options options, NodeFactory factory = make_redis_node);
+  static std::shared_ptr<Engine> create(Options options, NodeFactory factory = make_redis_node,
+                                        Seams seams = {});
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -63,6 +65,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
   int quorum() const noexcept { return quorum_; }
   const std::vector<std::string>& node_names() const noexcept { return node_names_; }
   const Options& options() const noexcept { return options_; }
+  const Seams& seams() const noexcept { return seams_; }
   core::DriftPolicy drift() const noexcept {
     return {options_.drift_factor, options_.drift_margin};
   }
@@ -91,7 +94,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
   ReleaseNotifier* notifier_if_started() noexcept { return state_->notifier.get(); }
   void untrack(const Cancellable* operation);
 
-  Engine(Options options, std::vector<std::string> node_names, int quorum);
+  Engine(Options options, std::vector<std::string> node_names, int quorum, Seams seams);
 
  private:
   /// What the loop's callbacks touch. Shared with the shutdown, which may still be running
@@ -112,6 +115,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
   const Options options_;
   const std::vector<std::string> node_names_;
   const int quorum_;
+  const Seams seams_;
   core::RandomSource random_;
   std::atomic<bool> closed_{false};
   std::vector<net::ConnectionOptions> connection_options_;

@@ -187,7 +187,7 @@ class RedisNode final : public Node {
 
   void close() override {
     unsent_releases_.clear();
-    if (retry_timer_ != nullptr) std::exchange(retry_timer_, nullptr)->close();
+    retry_timer_.reset();
     connection_.reset();
   }
 
@@ -245,7 +245,7 @@ class RedisNode final : public Node {
     unsent_releases_.push_back({std::move(key), std::move(value), announce, timeout,
                                 std::chrono::steady_clock::now() + max_ttl_kept, tries});
     if (!connection_ || !retry_soon) return;
-    if (retry_timer_ == nullptr) retry_timer_ = Timer::create(loop_);
+    if (!retry_timer_) retry_timer_ = Timer::create(loop_);
     retry_timer_->start(release_retry_interval, [this] { resend_releases(); });
   }
 
@@ -269,7 +269,7 @@ class RedisNode final : public Node {
   std::string where_;
   std::vector<UnsentRelease> unsent_releases_;
   uv_loop_s* loop_;
-  Timer* retry_timer_ = nullptr;   // owned; closed in close()
+  TimerPtr retry_timer_;           // closed in close()
   net::ConnectionPtr connection_;  // last: closed before the members its callbacks touch
 };
 

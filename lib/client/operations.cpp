@@ -5,7 +5,6 @@
 #include "client/observe.hpp"
 #include "client/round.hpp"
 #include "client/stop_link.hpp"
-#include "client/test_hooks.hpp"
 #include "client/timer.hpp"
 #include "client/watchdog.hpp"
 #include "core/lock_value.hpp"
@@ -50,8 +49,6 @@ Released released_from(std::vector<NodeOutcome> outcomes) {
 Error cancelled_error(std::string_view what) {
   return Error(make_error_code(errc::cancelled), std::string(what) + ": the client closed");
 }
-
-std::atomic<bool> test_hooks::skip_fencing_write_back{false};
 
 namespace {
 
@@ -221,7 +218,7 @@ class AcquireOperation final : public Cancellable,
       // caller of a closed client, and what the round got is released.
       return attempt_failed(cancelled_error("lock " + quote_key(key_)), value, round);
     }
-    if (options_.fencing && !test_hooks::skip_fencing_write_back) {
+    if (options_.fencing && !engine_->seams().skip_fencing_write_back) {
       return write_back_token(std::move(round), std::move(value));
     }
     if (options_.fencing) {
@@ -369,8 +366,7 @@ class AcquireOperation final : public Cancellable,
     // Leaving the queue may pass a wake this waiter held to the next one.
     if (watch_id_) engine_->notifier().unwatch(*watch_id_, result.has_value());
     if (timer_) {
-      timer_->close();
-      timer_ = nullptr;
+      timer_.reset();
       engine_->untrack(this);
     }
     auto done = std::move(done_);
@@ -384,7 +380,7 @@ class AcquireOperation final : public Cancellable,
   Clock::time_point started_;
   core::RetrySchedule schedule_;
   milliseconds node_timeout_;
-  Timer* timer_ = nullptr;  // only when waiting; owned, closed in finish()
+  TimerPtr timer_;  // only when waiting; closed in finish()
   std::optional<ReleaseNotifier::WaiterId> watch_id_;
   int attempts_ = 0;
   std::optional<Error> last_error_;  // of the last failed attempt, while waiting for the next

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "net/closing.hpp"
+
 namespace redlock::detail {
 
 struct Timer::Impl : Timer {
@@ -19,11 +21,11 @@ struct Timer::Impl : Timer {
   }
 };
 
-Timer* Timer::create(uv_loop_s* loop) {
+TimerPtr Timer::create(uv_loop_s* loop) {
   auto* timer = new Impl();
   uv_timer_init(loop, &timer->handle);
   timer->handle.data = timer;
-  return timer;
+  return TimerPtr(timer);
 }
 
 void Timer::start(std::chrono::milliseconds delay, std::function<void()> fire) {
@@ -43,8 +45,7 @@ void Timer::close() {
   auto* self = static_cast<Impl*>(this);
   uv_timer_stop(&self->handle);
   self->fire = nullptr;
-  uv_close(reinterpret_cast<uv_handle_t*>(&self->handle),
-           [](uv_handle_t* handle) { delete static_cast<Impl*>(handle->data); });
+  net::close_and_free<Impl>(&self->handle);
 }
 
 }  // namespace redlock::detail

@@ -5,19 +5,22 @@
 #include <chrono>
 #include <functional>
 
-struct uv_loop_s;
+#include "net/closing.hpp"
 
 namespace redlock::detail {
+
+class Timer;
+using TimerPtr = net::ClosingPtr<Timer>;
 
 class Timer {
  public:
   /// Loop thread only.
-  static Timer* create(uv_loop_s* loop);
+  static TimerPtr create(uv_loop_s* loop);
 
   /// (Re)arms the timer; `fire` runs once on the loop after `delay`.
   void start(std::chrono::milliseconds delay, std::function<void()> fire);
   void stop();
-  /// Stops the timer and frees it on a later loop turn. The pointer is dead afterwards.
+  /// Stops the timer and frees it on a later loop turn (TimerPtr calls it).
   void close();
 
  private:

@@ -34,8 +34,7 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
   void stop() {
     if (stopped_) return;
     stopped_ = true;
-    timer_->close();
-    timer_ = nullptr;
+    timer_.reset();
     engine_->untrack(this);
   }
 
@@ -123,7 +122,7 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
   std::shared_ptr<Engine> engine_;
   std::weak_ptr<LockState> lock_;
   std::function<void(const Error&)> on_lost_;
-  Timer* timer_;  // owned; closed in stop()
+  TimerPtr timer_;  // closed in stop()
   bool stopped_ = false;
 };
 

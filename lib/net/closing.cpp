@@ -16,8 +16,7 @@ struct NextTurn {
     uv_idle_stop(handle);
     // Taken out first: the task may post further tasks, and the handle closes now.
     std::function<void()> task = std::exchange(self->task, nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(handle),
-             [](uv_handle_t* closed) { delete static_cast<NextTurn*>(closed->data); });
+    close_and_free<NextTurn>(handle);
     if (task) task();
   }
 };

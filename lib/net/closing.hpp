@@ -6,10 +6,10 @@
 // close() exactly once, and the object frees itself once libuv is done with it (the loop
 // must keep running until then). ClosingPtr is that owner.
 
+#include <uv.h>
+
 #include <functional>
 #include <memory>
-
-struct uv_loop_s;
 
 namespace redlock::net {
 
@@ -20,9 +20,18 @@ struct CloseDeleter {
   }
 };
 
-/// Owns a self-closing object: destroying or resetting it calls close().
+/// Owns a self-closing object: destroying or resetting it calls close(). Reset it on the
+/// loop thread; an owner destroyed elsewhere must have reset it before.
 template <typename T>
 using ClosingPtr = std::unique_ptr<T, CloseDeleter>;
+
+/// The one place where such an object's memory goes: closes `handle`, whose `data` is
+/// the `Owner` that embeds it, and deletes that owner in libuv's close callback.
+template <typename Owner, typename Handle>
+void close_and_free(Handle* handle) {
+  uv_close(reinterpret_cast<uv_handle_t*>(handle),
+           [](uv_handle_t* closed) { delete static_cast<Owner*>(closed->data); });
+}
 
 /// Runs `task` once on a later turn of `loop` (never inside this call), then frees what
 /// it used. Loop thread only. If the loop is closed before that turn, the task never runs;

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <utility>
 
+#include "net/closing.hpp"
+
 namespace redlock::net {
 
 // --- the shared SSL_CTX --------------------------------------------------------------
@@ -179,8 +181,7 @@ class TlsTransport final : public Transport, private TransportSink {
       inner_->close();  // it frees itself once libuv closed its socket
       inner_ = nullptr;
     }
-    uv_close(reinterpret_cast<uv_handle_t*>(&report_),
-             [](uv_handle_t* handle) { delete static_cast<TlsTransport*>(handle->data); });
+    close_and_free<TlsTransport>(&report_);
   }
 
   bool handshaking() const noexcept override { return tcp_connected_ && !secured_; }
@@ -188,6 +189,8 @@ class TlsTransport final : public Transport, private TransportSink {
   void certificate_requested() noexcept { certificate_requested_ = true; }
 
  private:
+  template <typename Owner, typename Handle>
+  friend void net::close_and_free(Handle* handle);
   ~TlsTransport() override {
     if (ssl_ != nullptr) SSL_free(ssl_);  // also frees both BIOs
   }

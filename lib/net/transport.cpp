@@ -7,6 +7,8 @@
 #include <cstring>
 #include <utility>
 
+#include "net/closing.hpp"
+
 namespace redlock::net {
 namespace {
 
@@ -79,12 +81,13 @@ class StreamTransport final : public Transport {
       delete this;  // No handle, so no libuv callback can still reach this object.
       return;
     }
-    uv_close(&handle_.handle,
-             [](uv_handle_t* handle) { delete static_cast<StreamTransport*>(handle->data); });
+    close_and_free<StreamTransport>(&handle_.handle);
   }
 
  private:
   ~StreamTransport() override = default;
+  template <typename Owner, typename Handle>
+  friend void net::close_and_free(Handle* handle);
 
   int start_write(std::size_t offset) {
     write_active_ = true;

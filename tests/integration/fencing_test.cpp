@@ -10,7 +10,8 @@
 
 #include <redlock/redlock.hpp>
 
-#include "client/test_hooks.hpp"
+#include "client/client_access.hpp"
+#include "client/seams.hpp"
 #include "support/lock_nodes_fixture.hpp"
 
 namespace redlock {
@@ -21,11 +22,6 @@ using ::testing::HasSubstr;
 
 class FencingTest : public test::LockNodesTest {
  protected:
-  void TearDown() override {
-    detail::test_hooks::skip_fencing_write_back = false;
-    LockNodesTest::TearDown();
-  }
-
   static Options options() { return LockNodesTest::options(std::chrono::milliseconds(200)); }
 
   static long long counter(std::size_t node, const std::string& key) {
@@ -40,9 +36,10 @@ class FencingTest : public test::LockNodesTest {
   //     includes the inflated nodes, so its token is 6.
   //  3. Holder B takes it with nodes 0 and 1 stopped: its quorum is {2, 3, 4}.
   // Without the write-back, node 2's counter is still 1 after A, so B's token is 2 < 6.
-  static std::pair<std::uint64_t, std::uint64_t> inflation_scenario() {
+  static std::pair<std::uint64_t, std::uint64_t> inflation_scenario(detail::Seams seams = {}) {
     const std::string key = "inventory:7";
-    auto client = Client::create(options());
+    auto client = detail::ClientAccess::make(
+        detail::Engine::create(options(), detail::make_redis_node, seams));
     for (std::size_t i : {2u, 3u, 4u}) cluster()[i].command({"SET", key, "foreign", "PX", "60000"});
     for (int i = 0; i < 5; ++i) {
       auto partial = client->lock(key, {.ttl = 10s, .fencing = true});
@@ -112,8 +109,7 @@ TEST_F(FencingTest, WithoutTheWriteBackTheSameScenarioRegresses) {
   // Proof that the scenario above can fail: with step 3 skipped, B's token is smaller
   // than A's, which a fenced store would turn into B's writes being refused (or, with
   // the order reversed, a stale write accepted).
-  detail::test_hooks::skip_fencing_write_back = true;
-  auto [token_a, token_b] = inflation_scenario();
+  auto [token_a, token_b] = inflation_scenario({.skip_fencing_write_back = true});
   EXPECT_EQ(token_a, 6u);
   EXPECT_LT(token_b, token_a);
 }

@@ -91,9 +91,7 @@ class ScriptedNode final : public Node {
   }
 
   void close() override {
-    if (timer_ == nullptr) return;
-    timer_->close();
-    timer_ = nullptr;
+    timer_.reset();
     auto pending = std::move(queue_);
     queue_.clear();
     for (auto& call : pending) call.done(NodeReply{NodeStatus::cancelled});
@@ -117,7 +115,7 @@ class ScriptedNode final : public Node {
   }
 
   void schedule() {
-    if (timer_ != nullptr) timer_->start(0ms, [this] { answer_in_order(); });
+    if (timer_) timer_->start(0ms, [this] { answer_in_order(); });
   }
 
   void answer_in_order() {
@@ -131,7 +129,7 @@ class ScriptedNode final : public Node {
 
   std::string name_;
   Observed& observed_;
-  Timer* timer_;  // owned; closed in close()
+  TimerPtr timer_;  // closed in close()
   std::deque<Call> queue_;
   std::map<std::string, std::string, std::less<>> store_;
 };

@@ -265,8 +265,7 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
     const bool keeps_wake = result.has_value() && held_->primitive != Primitive::reader;
     if (watch_id_) engine_->notifier().unwatch(*watch_id_, keeps_wake);
     if (timer_) {
-      timer_->close();
-      timer_ = nullptr;
+      timer_.reset();
       engine_->untrack(this);
     }
     auto done = std::move(done_);
@@ -281,7 +280,7 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
   Clock::time_point started_;
   core::RetrySchedule schedule_;
   milliseconds node_timeout_;
-  Timer* timer_ = nullptr;  // only when waiting; owned, closed in finish()
+  TimerPtr timer_;  // only when waiting; closed in finish()
   std::optional<ReleaseNotifier::WaiterId> watch_id_;
   int attempts_ = 0;
   bool finished_ = false;
