@@ -91,8 +91,8 @@ enum class NodeEventKind {
   down,             ///< a ready connection failed: commands to it fail until it is back
   connect_failed,   ///< a reconnect attempt failed while the node was down
   reconnected,      ///< the node is back after being down
-  script_reloaded,  ///< NOSCRIPT and the script re-sent with EVAL (not reported yet)
-  overloaded,       ///< a command refused at max_pending_per_node (not reported yet)
+  script_reloaded,  ///< the node had lost a script (NOSCRIPT): re-sent with EVAL
+  overloaded,       ///< a command refused at max_pending_per_node (error: overloaded)
 };
 /// "connected", "down", "connect_failed", "reconnected", "script_reloaded", "overloaded".
 REDLOCK_EXPORT const char* to_string(NodeEventKind kind) noexcept;
@@ -100,7 +100,7 @@ REDLOCK_EXPORT const char* to_string(NodeEventKind kind) noexcept;
 struct NodeEvent {
   std::string_view node;  ///< the node's URL without its password
   NodeEventKind kind = NodeEventKind::connected;
-  std::error_code error;    ///< down and connect_failed: the cause
+  std::error_code error;    ///< down, connect_failed: the cause; overloaded: errc::overloaded
   std::string_view detail;  ///< the cause in words, or the script's name
 };
 

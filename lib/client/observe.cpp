@@ -237,6 +237,14 @@ net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
   // Down is a warning; so is the first failed connect of a node that was never up. The
   // reconnects that fail after either are debug lines: a node that stays down would
   // otherwise log once per backoff.
+  connection.on_script_reloaded = [state](std::string_view script) {
+    state->report(NodeEventKind::script_reloaded, {}, script, LogLevel::info,
+                  "had lost the " + std::string(script) + " script (NOSCRIPT): sent it again");
+  };
+  connection.on_overloaded = [state](std::string_view detail) {
+    state->report(NodeEventKind::overloaded, make_error_code(errc::overloaded), detail,
+                  LogLevel::warning, "refused a command: " + std::string(detail));
+  };
   connection.on_failed = [state](std::error_code error, std::string_view detail) {
     if (state->up) {
       state->up = false;

@@ -249,6 +249,11 @@ class ConnectionImpl final : public Connection, private TransportSink {
   void deliver_deferred() {
     std::vector<Completion> batch;
     batch.swap(deferred_);
+    if (options_.on_overloaded) {
+      for (const Completion& refused : batch) {
+        if (refused.error == errc::overloaded) options_.on_overloaded(refused.detail);
+      }
+    }
     run_all(batch);
     if (deferred_.empty() && deferred_.capacity() < batch.capacity()) deferred_.swap(batch);
   }
@@ -592,6 +597,9 @@ class ConnectionImpl final : public Connection, private TransportSink {
     }
     if (pipeline_.pending() == 0) arm_deadline_timer();
     schedule_flush();  // a NOSCRIPT reply queued the script's EVAL
+    if (!completion.reloaded_script.empty() && options_.on_script_reloaded) {
+      options_.on_script_reloaded(completion.reloaded_script);
+    }
     completion.run();
   }
 

@@ -56,6 +56,12 @@ struct ConnectionOptions {
   /// connection or submit commands. Runs each time the connection (or a connect attempt)
   /// fails, with the error every pending command gets, before they get it.
   std::function<void(std::error_code error, std::string_view detail)> on_failed;
+  /// Observation hook, same rules: the node answered NOSCRIPT and the script (named) was
+  /// re-sent with EVAL.
+  std::function<void(std::string_view script)> on_script_reloaded;
+  /// Observation hook, same rules: a command was refused at max_pending, before its
+  /// callback gets errc::overloaded with `detail`.
+  std::function<void(std::string_view detail)> on_overloaded;
 };
 
 enum class ConnectionState { connecting, ready, backoff, closed };

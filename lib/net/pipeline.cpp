@@ -163,6 +163,7 @@ bool Pipeline::match(const redisReply* reply, Completion& out, NetError& error) 
   const bool is_error = reply->type == REDIS_REPLY_ERROR;
   const std::string_view text = is_error ? std::string_view(reply->str, reply->len) : "";
   if (is_error && entry.script != nullptr && is_noscript(text)) {
+    out.reloaded_script = entry.script->name;
     resend_as_eval();
     return true;
   }

@@ -53,6 +53,9 @@ struct Completion {
   std::error_code error;
   std::string detail;
   const redisReply* reply = nullptr;  ///< owned by whoever read it; valid while it runs
+  /// Set by match() when the reply was NOSCRIPT and the script was queued again as EVAL
+  /// (there is no callback then): the script's name, for the observer.
+  std::string_view reloaded_script;
 
   /// Calls the callback, if any, once: it is taken out before it runs.
   void run();

@@ -266,7 +266,6 @@ TEST_F(ObserverTest, ANodeGoingDownAndComingBack) {
 }
 
 TEST_F(ObserverTest, NoscriptReloadsAreReported) {
-  GTEST_SKIP() << "skipped: NOSCRIPT reloads are not reported yet (lib/net/pipeline has no hook)";
   auto client = Client::create(observed());
   ASSERT_TRUE(client->try_lock("obs:script", 1s));  // the scripts are cached on every node
   for (std::size_t i = 0; i < cluster().size(); ++i) cluster()[i].command({"SCRIPT", "FLUSH"});
@@ -282,7 +281,6 @@ TEST_F(ObserverTest, NoscriptReloadsAreReported) {
 }
 
 TEST_F(ObserverTest, OverloadRefusalsAreReported) {
-  GTEST_SKIP() << "skipped: overload refusals are not reported yet (lib/net/pipeline has no hook)";
   auto o = observed();
   o.max_pending_per_node = 1;
   auto client = Client::create(o);

@@ -103,6 +103,7 @@ class PipelineTest : public ::testing::Test {
       if (!reply) return;
       Completion completion;
       ASSERT_TRUE(pipeline.match(reply.get(), completion, error)) << error.detail;
+      if (!completion.reloaded_script.empty()) reloaded.emplace_back(completion.reloaded_script);
       completion.run();
     }
   }
@@ -124,6 +125,7 @@ class PipelineTest : public ::testing::Test {
 
   std::uint64_t now = 1'000 * ms;
   Pipeline pipeline{options()};
+  std::vector<std::string> reloaded;  // scripts a NOSCRIPT reply made match() queue again
 };
 
 TEST_F(PipelineTest, CommandsGoOutInOneWriteAndRepliesMatchInOrder) {
@@ -357,6 +359,7 @@ TEST_F(PipelineTest, NoscriptResendsTheScriptAsEvalWithTheSameCallback) {
   EXPECT_EQ(flush(), encode({"EVALSHA", acquire_script.sha1, "1", "lock", "v1"}));
   receive("-NOSCRIPT No matching script. Please use EVAL.\r\n");
   EXPECT_EQ(acquire.calls, 0) << "NOSCRIPT is not the command's answer";
+  EXPECT_EQ(reloaded, std::vector<std::string>{"acquire"}) << "the observer is told which script";
   EXPECT_EQ(flush(), encode({"EVAL", acquire_script.source, "1", "lock", "v1"}));
   receive("+OK\r\n");
   EXPECT_EQ(acquire.calls, 1);

@@ -41,8 +41,7 @@ namespace redlock::prometheus {
 ///   redlock_node_up{node}                      gauge: 1 while the node's connection is up
 ///   redlock_node_reconnects_total{node}        counter: the node came back after down
 ///   redlock_node_events_total{node,event}      counter: down, connect_failed,
-///                                              (script_reloaded, overloaded: not
-///                                              reported yet)
+///                                              script_reloaded, overloaded
 ///
 /// Thread-safety: the observer is called on the client's loop thread; the registry may be
 /// collected (scraped) from any thread meanwhile.
