@@ -139,6 +139,8 @@ class Metrics final : public Observer {
 
   void on_watchdog(const WatchdogEvent& event) override {
     if (!event.lost) return watchdog_extensions_.Increment();
+    // max_hold or max_extensions: the watchdog stopped as asked, the lock is still held.
+    if (event.error != nullptr && *event.error == errc::hold_limit_reached) return;
     lost_.Increment();
     held_.Decrement();
   }

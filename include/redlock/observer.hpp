@@ -80,8 +80,10 @@ struct LockEvent {
 /// The watchdog (LockOptions::auto_extend) extended a lock, or lost it.
 struct WatchdogEvent {
   std::string_view key;
-  bool lost = false;                      ///< the lock is lost; `error` says why (errc::lock_lost)
-  const Error* error = nullptr;           ///< set when lost
+  /// The watchdog stopped: the lock is lost (errc::lock_lost), or it reached max_hold or
+  /// max_extensions (errc::hold_limit_reached; valid for `validity` more), as on_lost hears.
+  bool lost = false;
+  const Error* error = nullptr;           ///< set when lost: why
   std::chrono::milliseconds validity{0};  ///< validity left after this round
 };
 

@@ -190,7 +190,11 @@ void observe_watchdog(const Engine& engine, std::string_view key, const Error* l
   const auto left = std::chrono::floor<std::chrono::milliseconds>(valid_until - Clock::now());
   const WatchdogEvent event{key, lost != nullptr, lost,
                             std::max(left, std::chrono::milliseconds(0))};
-  if (lost != nullptr) {
+  if (lost != nullptr && *lost == errc::hold_limit_reached) {
+    // Asked for by the caller's max_hold or max_extensions: expected, the lock stays
+    // valid until its validity ends.
+    log(options, LogLevel::info, lost->message());
+  } else if (lost != nullptr) {
     log(options, LogLevel::error,
         "lock " + quote_key(key) + " lost by the watchdog: " + lost->message());
   } else if (logs(options, LogLevel::debug)) {

@@ -73,10 +73,9 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
     if (auto reason = lock->hold.refuses(now, lock->ttl())) {
       lock->lost = true;
       stop();
-      if (on_lost_) {
-        call_user("on_lost", on_lost_,
-                  hold_limit_error(lock->resource, *reason, now, lock->valid_until()));
-      }
+      const auto limit = hold_limit_error(lock->resource, *reason, now, lock->valid_until());
+      observe_watchdog(*engine_, lock->resource, &limit, lock->valid_until());
+      if (on_lost_) call_user("on_lost", on_lost_, limit);
       return;
     }
     extend_lock(lock, std::nullopt,

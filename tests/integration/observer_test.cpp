@@ -57,7 +57,9 @@ class Recorder final : public Observer {
     add([&] { locks.push_back({e.operation, e.confirmed, e.confirmed_nodes}); });
   }
   void on_watchdog(const WatchdogEvent& e) override {
-    add([&] { watchdog.push_back({e.lost, e.error != nullptr && *e.error == errc::lock_lost}); });
+    add([&] {
+      watchdog.push_back({e.lost, e.error != nullptr ? e.error->code() : std::error_code()});
+    });
   }
   void on_node(const NodeEvent& e) override {
     add([&] { nodes.push_back({std::string(e.node), e.kind, e.error, std::string(e.detail)}); });
@@ -90,7 +92,7 @@ class Recorder final : public Observer {
     int confirmed_nodes;
   };
   std::vector<LockRecord> locks;
-  std::vector<std::pair<bool, bool>> watchdog;  // lost, error is lock_lost
+  std::vector<std::pair<bool, std::error_code>> watchdog;  // lost, why
   std::vector<Node> nodes;
 
  private:
@@ -232,11 +234,33 @@ TEST_F(ObserverTest, WatchdogExtensionsAndTheLossAreReported) {
   })) << "the loss was not reported";
   {
     std::lock_guard guard(recorder->mutex);
-    EXPECT_TRUE(recorder->watchdog.back().second);
+    EXPECT_EQ(recorder->watchdog.back().second, errc::lock_lost);
   }
   EXPECT_TRUE(lock->lost());
   EXPECT_TRUE(lines->has(LogLevel::error, "lock \"obs:watchdog\" lost by the watchdog"));
   for (std::size_t i = 0; i < 3; ++i) cluster()[i].resume();
+}
+
+TEST_F(ObserverTest, AWatchdogStoppedByAHoldLimitIsReported) {
+  auto client = Client::create(observed(LogLevel::info));
+  LockOptions options;
+  options.ttl = 600ms;
+  options.auto_extend = true;
+  options.extend_every = 50ms;
+  options.max_extensions = 2;
+  auto lock = client->lock("obs:limit", options);
+  ASSERT_TRUE(lock);
+  ASSERT_TRUE(recorder->wait_for([&] {
+    return !recorder->watchdog.empty() && recorder->watchdog.back().first;
+  })) << "the watchdog's stop was not reported";
+  {
+    std::lock_guard guard(recorder->mutex);
+    ASSERT_EQ(recorder->watchdog.size(), 3u) << "two extensions, then the stop";
+    EXPECT_EQ(recorder->watchdog.back().second, errc::hold_limit_reached);
+  }
+  EXPECT_TRUE(lines->has(LogLevel::info, "lock \"obs:limit\" no longer extended: max_extensions"));
+  EXPECT_FALSE(lines->has(LogLevel::error, "obs:limit")) << "a limit the caller set is no error";
+  EXPECT_TRUE(lock->unlock());
 }
 
 TEST_F(ObserverTest, ANodeGoingDownAndComingBack) {
