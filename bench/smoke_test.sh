@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bench_smoke: redlock-bench runs for about a second against five fresh local nodes
-# and prints one redlock-bench/v1 line with completed cycles. Not a timing test: any
-# cycles/s above zero passes.
+# bench_smoke: redlock-bench runs for about a second per workload (each driver, and each
+# mode of the lock family) against five fresh local nodes and prints one
+# redlock-bench/v1 line with completed cycles. Not a timing test: any cycles/s above
+# zero passes.
 #
 #   smoke_test.sh path/to/redlock-bench path/to/compose/local-cluster
 set -euo pipefail
@@ -12,18 +13,30 @@ cleanup() { "$cluster" stop --dir "$dir" --purge -q >/dev/null 2>&1 || true; rm 
 trap cleanup EXIT
 
 nodes=$("$cluster" start -n 5 --dir "$dir" -q)
-for driver in threads async; do
-  line=$("$bench" --nodes "$nodes" --driver "$driver" --workers 4 --duration 1 --warmup 0.2)
+# Each driver with the exclusive lock, then each primitive of the lock family (4 workers
+# never contend for 4 permits).
+runs=("--driver threads" "--driver async" "--mode shared" "--mode permits --permits 4"
+      "--mode keys --keys 3 --driver async")
+for flags in "${runs[@]}"; do
+  # shellcheck disable=SC2086 # the flags are words on purpose
+  line=$("$bench" --nodes "$nodes" $flags --workers 4 --duration 1 --warmup 0.2)
   echo "$line"
-  python3 - "$line" <<'PY'
+  python3 - "$line" "$flags" <<'PY'
 import json, sys
 run = json.loads(sys.argv[1])
+flags = sys.argv[2].split()
 assert run["schema"] == "redlock-bench/v1", run["schema"]
+mode = flags[flags.index("--mode") + 1] if "--mode" in flags else "distinct"
+assert run["mode"] == mode, (run["mode"], mode)
+assert run["permits"] == (4 if mode == "permits" else None), run["permits"]
+assert run["keys_per_lock"] == (3 if mode == "keys" else 1), run["keys_per_lock"]
+# The semaphore's quorum for 4 permits on 5 nodes is all of them.
+assert run["quorum"] == (5 if mode == "permits" else 3), run["quorum"]
 # Only that cycles complete: a loaded machine may legitimately fail some attempts.
 assert run["cycles"] > 0, ("no cycle completed", run["error_kinds"])
 assert run["acquire_ms"]["n"] == run["cycles"]
 # Both drivers await the release, so every cycle has its release timed.
 assert run["release_ms"]["n"] == run["cycles"], run["release_ms"]
-print("ok:", run["lib"], run["cycles"], "cycles")
+print("ok:", run["lib"], run["mode"], run["cycles"], "cycles")
 PY
 done

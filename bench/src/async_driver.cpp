@@ -1,4 +1,5 @@
-// W chains of lock_async() on the client's loop thread.
+// W chains of asynchronous acquisitions (lock_async() or its family) on the client's
+// loop thread.
 
 #include <condition_variable>
 #include <mutex>
@@ -54,10 +55,9 @@ class AsyncDriver final : public Driver {
       std::lock_guard lock(mutex_);
       started_at_[index] = t0;
     }
-    workload_.client->lock_async(workload_.keys[index], workload_.lock_options,
-                                 [this, index, t0](redlock::Result<redlock::Lock> lock) {
-                                   on_acquired(index, t0, std::move(lock));
-                                 });
+    workload_.acquire_async(index, [this, index, t0](redlock::Result<redlock::Lock> lock) {
+      on_acquired(index, t0, std::move(lock));
+    });
   }
 
   void on_acquired(std::size_t index, Clock::time_point t0, redlock::Result<redlock::Lock> lock) {

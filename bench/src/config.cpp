@@ -1,6 +1,7 @@
 #include "config.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -29,7 +30,19 @@ std::vector<std::string> split_list(const std::string& text) {
 }  // namespace
 
 const char* to_string(Mode mode) {
-  return mode == Mode::distinct ? "distinct" : "hot";
+  switch (mode) {
+    case Mode::distinct:
+      return "distinct";
+    case Mode::hot:
+      return "hot";
+    case Mode::shared:
+      return "shared";
+    case Mode::permits:
+      return "permits";
+    case Mode::keys:
+      return "keys";
+  }
+  return "distinct";
 }
 const char* to_string(DriverKind driver) {
   return driver == DriverKind::threads ? "threads" : "async";
@@ -52,9 +65,19 @@ Config parse_command_line(int argc, char** argv) {
                  "127.0.0.1:7101..7105)");
 
   std::string mode = "distinct";
-  app.add_option("--mode", mode, "distinct (a key per worker) or hot (one key for all)")
-      ->check(CLI::IsMember({"distinct", "hot"}))
+  app.add_option("--mode", mode,
+                 "distinct (a key per worker), hot (one key for all), shared (every worker a "
+                 "reader of one read-write lock), permits (every worker after one of --permits "
+                 "permits of one semaphore), keys (each worker locks its own --keys keys as one)")
+      ->check(CLI::IsMember({"distinct", "hot", "shared", "permits", "keys"}))
       ->capture_default_str();
+  auto* permits = app.add_option("--permits", config.permits, "K, the permits of --mode permits")
+                      ->check(CLI::Range(1, 100000))
+                      ->capture_default_str();
+  auto* keys_per_lock =
+      app.add_option("--keys", config.keys_per_lock, "M, the keys of each lock in --mode keys")
+          ->check(CLI::Range(1, 1000))
+          ->capture_default_str();
   std::string driver = "threads";
   app.add_option("--driver", driver,
                  "threads: W threads, each lock() then unlock(); async: one thread drives W "
@@ -139,7 +162,17 @@ Config parse_command_line(int argc, char** argv) {
     std::fprintf(stderr, "redlock-bench: --nodes: no node given\n");
     std::exit(2);
   }
-  config.mode = mode == "hot" ? Mode::hot : Mode::distinct;
+  for (auto each : {Mode::distinct, Mode::hot, Mode::shared, Mode::permits, Mode::keys}) {
+    if (mode == to_string(each)) config.mode = each;
+  }
+  if (*permits && config.mode != Mode::permits) {
+    std::fprintf(stderr, "redlock-bench: --permits needs --mode permits\n");
+    std::exit(2);
+  }
+  if (*keys_per_lock && config.mode != Mode::keys) {
+    std::fprintf(stderr, "redlock-bench: --keys needs --mode keys\n");
+    std::exit(2);
+  }
   config.driver = driver == "async" ? DriverKind::async : DriverKind::threads;
   if (*ops_option || *cycles_option) config.ops = ops;
   config.ttl = std::chrono::milliseconds(ttl_ms);

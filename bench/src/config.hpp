@@ -13,12 +13,19 @@
 
 namespace redlock_bench {
 
-enum class Mode { distinct, hot };
+/// distinct: a key per worker; hot: one key for all. The lock family: shared, every
+/// worker a reader of one read-write lock; permits, every worker after one of K permits
+/// of one semaphore; keys, every worker locking its own M keys as one (lock_all).
+enum class Mode { distinct, hot, shared, permits, keys };
 enum class DriverKind { threads, async };
 
 struct Config {
   std::vector<std::string> nodes;  ///< redis:// URLs
   Mode mode = Mode::distinct;
+  /// --mode permits: K, the semaphore's permits.
+  int permits = 2;
+  /// --mode keys: M, the keys each lock_all() takes.
+  int keys_per_lock = 3;
   DriverKind driver = DriverKind::threads;
   int workers = 1;
   double duration_s = 5;

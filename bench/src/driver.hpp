@@ -1,15 +1,13 @@
 #pragma once
 // How the workers are run. Both drivers do the same workload (acquire, release, repeat,
-// each worker on its key) through the library's public API, the way an application
-// would write it:
-//   threads — W threads, each calling lock() then unlock() (synchronous; each call is
+// each worker on its key or keys) through the library's public API, the way an
+// application would write it:
+//   threads — W threads, each acquiring (lock(), read_lock(), acquire_permit() or
+//             lock_all(), by mode) then calling unlock() (synchronous; each call is
 //             posted to the client's loop thread and waited for);
-//   async   — W chains of lock_async() on the client's loop thread; the callback calls
-//             unlock(), which on the loop thread sends the release without waiting for
-//             it, and starts the next attempt. The release is therefore not timed
-//             (release_ms is empty), but it is on the wire before the next acquire of
-//             the same key on every node's connection, so each node still sees
-//             acquire, release, acquire, ...
+//   async   — W chains of the same acquisitions' *_async forms on the client's loop
+//             thread; the callback calls unlock_async() and starts the next attempt
+//             once the release is confirmed.
 
 #include <chrono>
 #include <memory>
@@ -19,6 +17,7 @@
 #include <redlock/client.hpp>
 #include <redlock/options.hpp>
 
+#include "config.hpp"
 #include "tally.hpp"
 #include "window.hpp"
 
@@ -27,8 +26,16 @@ namespace redlock_bench {
 struct Workload {
   redlock::Client* client = nullptr;
   Window* window = nullptr;
+  Mode mode = Mode::distinct;
+  int permits = 0;  ///< Mode::permits: K
   redlock::LockOptions lock_options;
-  std::vector<std::string> keys;  ///< one per worker (the same one in hot mode)
+  /// Per worker, what it locks: one key (the same one for all in the hot, shared and
+  /// permits modes), or M keys in the keys mode.
+  std::vector<std::vector<std::string>> keys;
+
+  /// One acquisition by `worker`, the way its mode takes the lock.
+  redlock::Result<redlock::Lock> acquire(std::size_t worker) const;
+  void acquire_async(std::size_t worker, redlock::Client::LockCallback done) const;
 };
 
 class Driver {

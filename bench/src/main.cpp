@@ -60,13 +60,34 @@ redlock::LockOptions lock_options(const Config& config, const redlock::Options& 
   return options;
 }
 
-int run(const Config& config) {
-  const std::string id = run_id();
-  std::vector<std::string> keys;
+/// What each worker locks: its own key (distinct), its own M keys (keys), or one key
+/// shared by all (hot, shared, permits).
+std::vector<std::vector<std::string>> keys_of(const Config& config, const std::string& id) {
+  std::vector<std::vector<std::string>> keys;
   for (int i = 0; i < config.workers; ++i) {
-    keys.push_back(config.mode == Mode::hot ? "bench:" + id + ":hot"
-                                            : "bench:" + id + ":w" + std::to_string(i));
+    const auto own = "bench:" + id + ":w" + std::to_string(i);
+    switch (config.mode) {
+      case Mode::distinct:
+        keys.push_back({own});
+        break;
+      case Mode::keys:
+        keys.emplace_back();
+        for (int k = 0; k < config.keys_per_lock; ++k) {
+          keys.back().push_back(own + ":k" + std::to_string(k));
+        }
+        break;
+      case Mode::hot:
+      case Mode::shared:
+      case Mode::permits:
+        keys.push_back({"bench:" + id + ":" + to_string(config.mode)});
+        break;
+    }
   }
+  return keys;
+}
+
+int run(const Config& config) {
+  const auto keys = keys_of(config, run_id());
 
   std::vector<std::unique_ptr<RedisAdmin>> admins;
   for (const auto& node : config.nodes) admins.push_back(std::make_unique<RedisAdmin>(node));
@@ -85,7 +106,8 @@ int run(const Config& config) {
                                           : std::min(milliseconds(50), config.ttl / 10);
 
   Window window(config.ops);
-  Workload workload{client.get(), &window, lock_options(config, options), keys};
+  Workload workload{
+      client.get(), &window, config.mode, config.permits, lock_options(config, options), keys};
   auto driver = config.driver == DriverKind::threads ? make_threads_driver(std::move(workload))
                                                      : make_async_driver(std::move(workload));
   NodePauser pauser;
@@ -128,6 +150,9 @@ int run(const Config& config) {
   facts.all_workers_stopped = stopped;
   facts.config = &config;
   facts.quorum = client->quorum();
+  if (config.mode == Mode::permits) {
+    if (auto semaphore = client->semaphore_quorum(config.permits)) facts.quorum = *semaphore;
+  }
   facts.effective_node_timeout_ms = effective_node_timeout.count();
   facts.elapsed_s = std::chrono::duration<double>(wall_end - wall_start).count();
   facts.tally = driver->collect();
@@ -143,9 +168,11 @@ int run(const Config& config) {
     std::fprintf(stderr, "redlock-bench: some workers did not stop; exiting without cleanup\n");
     std::_Exit(3);
   }
+  std::vector<std::string> every_key;
+  for (const auto& mine : keys) every_key.insert(every_key.end(), mine.begin(), mine.end());
   for (auto& admin : admins) {
     try {
-      admin->del(keys);
+      admin->del(every_key);
     } catch (const std::exception&) {
     }
   }

@@ -72,12 +72,11 @@ class ThreadsDriver final : public Driver {
 
   void run(std::size_t index) {
     Worker& worker = *workers_[index];
-    const std::string& key = workload_.keys[index];
     Window& window = *workload_.window;
     while (window.may_start()) {
       const auto t0 = Clock::now();
       worker.busy_since_ns = to_ns(t0);
-      auto lock = workload_.client->lock(key, workload_.lock_options);
+      auto lock = workload_.acquire(index);
       const auto t1 = Clock::now();
       if (!lock) {
         worker.busy_since_ns = 0;

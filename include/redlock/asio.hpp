@@ -153,6 +153,18 @@ auto async_status(Client& client, std::string_view key, CompletionToken&& token)
       token, &client, std::string(key));
 }
 
+/// Client::inspect_async (any kind of key); signature
+/// void(redlock::Result<std::vector<redlock::NodeView>>).
+template <typename CompletionToken>
+auto async_inspect(Client& client, std::string_view key, CompletionToken&& token) {
+  using T = Result<std::vector<NodeView>>;
+  return ::asio::async_initiate<CompletionToken, void(T)>(
+      [](auto&& handler, Client* client, std::string key) {
+        client->inspect_async(key, detail::complete_with<T>(std::move(handler)).callback());
+      },
+      token, &client, std::string(key));
+}
+
 /// Client::release_async (owner-checked release by value); signature
 /// void(redlock::Result<void>).
 template <typename CompletionToken>

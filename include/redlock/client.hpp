@@ -10,6 +10,7 @@
 
 #include <redlock/error.hpp>
 #include <redlock/export.hpp>
+#include <redlock/inspection.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
 #include <redlock/result.hpp>
@@ -42,6 +43,7 @@ class REDLOCK_EXPORT Client {
  public:
   using LockCallback = std::function<void(Result<Lock>)>;
   using StatusCallback = std::function<void(Result<std::vector<NodeOutcome>>)>;
+  using InspectCallback = std::function<void(Result<std::vector<NodeView>>)>;
   using DoneCallback = std::function<void(Result<void>)>;
   using ExtendCallback = std::function<void(Result<std::chrono::milliseconds>)>;
 
@@ -121,10 +123,22 @@ class REDLOCK_EXPORT Client {
   Result<int> semaphore_quorum(int permits, int quorum = 0) const;
 
   /// Per node: the current holder's value and remaining TTL (NodeStatus::held), or
-  /// NodeStatus::not_held when the key is free there, or the node's error.
+  /// NodeStatus::not_held when the key is free there, or the node's error. Exclusive
+  /// locks only: on a key of another kind each node answers redis_error with
+  /// errc::wrong_kind; inspect() reads every kind.
   Result<std::vector<NodeOutcome>> status(std::string_view key);
   /// status() without waiting; see the callback contract above.
   void status_async(std::string_view key, StatusCallback callback);
+  /// Per node, in the order of Options::nodes: which kind of lock `key` is there and every
+  /// live holder with its remaining TTL — an exclusive lock's owner, a semaphore's permit
+  /// holders, a read-write lock's readers, writer and waiting writers' intents (see
+  /// NodeView). Whatever the key is, no node fails with a type error. Reads only; waits
+  /// for every node, each up to the node timeout (200 ms when none is configured). A
+  /// semaphore's K is not shown: the nodes do not store it (each acquire carries its own).
+  /// errc::invalid_argument for a bad key.
+  Result<std::vector<NodeView>> inspect(std::string_view key);
+  /// inspect() without waiting; see the callback contract above.
+  void inspect_async(std::string_view key, InspectCallback callback);
   /// Owner-checked release of `key` held by `value` (for a lock taken by another process).
   Result<void> release(std::string_view key, std::string_view value);
   /// release() without waiting; see the callback contract above.

@@ -5,6 +5,7 @@
 #include <redlock/error.hpp>
 #include <redlock/export.hpp>
 #include <redlock/fenced_store.hpp>
+#include <redlock/inspection.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/observer.hpp>
 #include <redlock/options.hpp>

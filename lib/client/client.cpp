@@ -17,13 +17,6 @@ Error invalid(std::string_view what, const std::string& problem) {
   return Error(make_error_code(errc::invalid_argument), std::string(what) + ": " + problem);
 }
 
-/// Deadline of a node for status and release-by-value, which have no ttl to derive one
-/// from: the configured node_timeout, else generous enough for a remote node.
-milliseconds diagnostic_timeout(const detail::Engine& engine) {
-  const auto configured = engine.options().node_timeout;
-  return configured.count() > 0 ? configured : milliseconds(200);
-}
-
 }  // namespace
 
 std::shared_ptr<Client> Client::create(Options options) {
@@ -100,7 +93,7 @@ Result<std::vector<NodeOutcome>> Client::status(std::string_view key) {
   return detail::call_sync<std::vector<NodeOutcome>>(
       *engine_, "status",
       [engine = engine_, key = std::string(key),
-       timeout = diagnostic_timeout(*engine_)](auto deliver) mutable {
+       timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
         detail::start_status(engine, std::move(key), timeout, std::move(deliver));
       });
 }
@@ -112,7 +105,7 @@ Result<void> Client::release(std::string_view key, std::string_view value) {
   auto released = detail::call_sync<detail::Released>(
       *engine_, "release",
       [engine = engine_, key = std::string(key), value = std::string(value),
-       timeout = diagnostic_timeout(*engine_)](auto deliver) mutable {
+       timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
         detail::start_release(engine, std::move(key), std::move(value), timeout,
                               std::move(deliver));
       });

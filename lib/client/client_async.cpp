@@ -23,11 +23,6 @@ std::optional<Error> invalid_if(std::string_view what, std::optional<std::string
   return Error(make_error_code(errc::invalid_argument), std::string(what) + ": " + *problem);
 }
 
-milliseconds diagnostic_timeout(const detail::Engine& engine) {
-  const auto configured = engine.options().node_timeout;
-  return configured.count() > 0 ? configured : milliseconds(200);
-}
-
 std::string quoted(std::string_view what, std::string_view key) {
   return std::string(what) + " " + detail::quote_key(key);
 }
@@ -45,7 +40,7 @@ void Client::status_async(std::string_view key, StatusCallback callback) {
       *engine_, "status_async", quoted("status", key),
       invalid_if("status", core::check_key(key, engine_->options().max_key_bytes)),
       [engine = engine_, key = std::string(key),
-       timeout = diagnostic_timeout(*engine_)](auto deliver) mutable {
+       timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
         detail::start_status(engine, std::move(key), timeout, std::move(deliver));
       },
       std::move(callback));
@@ -57,7 +52,7 @@ void Client::release_async(std::string_view key, std::string_view value, DoneCal
   detail::call_async<void>(
       *engine_, "release_async", quoted("release", key), std::move(problem),
       [engine = engine_, key = std::string(key), value = std::string(value),
-       timeout = diagnostic_timeout(*engine_)](auto deliver) mutable {
+       timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
         detail::start_release(engine, key, std::move(value), timeout,
                               [key, deliver](Result<detail::Released> released) {
                                 if (!released) return deliver(std::move(released).error());

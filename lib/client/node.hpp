@@ -12,8 +12,10 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <redlock/error.hpp>
+#include <redlock/inspection.hpp>
 
 #include "net/connection.hpp"
 #include "scripts/script.hpp"
@@ -33,6 +35,7 @@ enum class Announce : bool { no = false, yes = true };
 ///   acquire: granted (token) | held (holder, remaining_ttl)
 ///   release, extend, fence: granted | not_held
 ///   inspect: held (holder, remaining_ttl) | not_held
+///   key inspect (any kind): held | not_held, with kind and holders
 ///   any: timeout | connection_error | redis_error | cancelled, with error and detail.
 struct NodeReply {
   NodeStatus status = NodeStatus::pending;
@@ -41,6 +44,8 @@ struct NodeReply {
   std::string holder;
   std::chrono::milliseconds remaining_ttl{-1};
   std::uint64_t token = 0;
+  LockKind kind = LockKind::unknown;
+  std::vector<KeyHolder> holders;
 };
 
 using NodeCallback = std::function<void(NodeReply)>;

@@ -16,6 +16,11 @@ namespace redlock::detail {
 using core::Clock;
 using std::chrono::milliseconds;
 
+milliseconds diagnostic_timeout(const Engine& engine) {
+  const auto configured = engine.options().node_timeout;
+  return configured.count() > 0 ? configured : milliseconds(200);
+}
+
 std::string quote_key(std::string_view key) {
   constexpr std::size_t shown = 64;
   std::string text = "\"";

@@ -48,6 +48,11 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
 void start_status(const std::shared_ptr<Engine>& engine, std::string key,
                   std::chrono::milliseconds node_timeout, StatusDone done);
 
+/// Deadline of a node for the diagnostic rounds (status, inspect, release by value), which
+/// have no ttl to derive one from: the configured node_timeout, else generous enough for
+/// a remote node.
+std::chrono::milliseconds diagnostic_timeout(const Engine& engine);
+
 /// A key as it appears in messages: quoted, control bytes and quotes as \xNN, cut after
 /// 64 bytes.
 std::string quote_key(std::string_view key);

@@ -58,16 +58,6 @@ end
 return {0}
 )lua";
 
-constexpr std::string_view semaphore_inspect_body = R"lua(
-local out = {kind}
-local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
-for i = 1, #all, 2 do
-  out[#out + 1] = all[i]
-  out[#out + 1] = math.floor(tonumber(all[i + 1]) - now)
-end
-return out
-)lua";
-
 // The read-write lock is a hash of "r:<value>", "w:<value>" and "i:<intent>" fields (a
 // reader, the writer, a waiting writer's intent), each holding its expiry in node ms.
 constexpr std::string_view rw_common = R"lua(
@@ -154,13 +144,42 @@ end
 return {1}
 )lua";
 
-constexpr std::string_view rw_inspect_body = R"lua(
+// Any key, whatever lock uses it: {type, role, value, ms left, role, value, ms left, ...}.
+// It only reads: an expired entry is left out, not deleted, so inspecting changes
+// nothing another script could observe. Roles: "o" an exclusive lock's owner (ms left is
+// its PTTL, -1 without expiry), "p" a permit, "w" the writer, "r" a reader, "i" a waiting
+// writer's intent; writers, readers and intents each ordered by value, permits by expiry.
+constexpr std::string_view key_inspect_body = R"lua(
 local out = {kind}
-for role, list in pairs(live) do
-  for _, entry in ipairs(list) do
-    out[#out + 1] = role .. ':' .. entry[1]
-    out[#out + 1] = math.floor(entry[2])
+local function add(role, value, left)
+  out[#out + 1] = role
+  out[#out + 1] = value
+  out[#out + 1] = left
+end
+if kind == 'string' then
+  add('o', redis.call('GET', KEYS[1]), redis.call('PTTL', KEYS[1]))
+  return out
+end
+if kind ~= 'zset' and kind ~= 'hash' then return out end
+local now = now_ms()
+if kind == 'zset' then
+  local live = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('(%.0f', now), '+inf',
+                          'WITHSCORES')
+  for i = 1, #live, 2 do add('p', live[i], math.floor(tonumber(live[i + 1]) - now)) end
+  return out
+end
+local roles = {w = {}, r = {}, i = {}}
+local fields = redis.call('HGETALL', KEYS[1])
+for n = 1, #fields, 2 do
+  local expiry = tonumber(fields[n + 1])
+  local list = roles[string.sub(fields[n], 1, 1)]
+  if list and expiry and expiry > now then
+    table.insert(list, {string.sub(fields[n], 3), math.floor(expiry - now)})
   end
+end
+for _, role in ipairs({'w', 'r', 'i'}) do
+  table.sort(roles[role], function(a, b) return a[1] < b[1] end)
+  for _, entry in ipairs(roles[role]) do add(role, entry[1], entry[2]) end
 end
 return out
 )lua";
@@ -230,13 +249,13 @@ const Script& assemble(std::string_view name, std::initializer_list<std::string_
 REDLOCK_FAMILY_SCRIPT(semaphore_acquire, prelude, semaphore_common, semaphore_acquire_body)
 REDLOCK_FAMILY_SCRIPT(semaphore_extend, prelude, semaphore_common, semaphore_extend_body)
 REDLOCK_FAMILY_SCRIPT(semaphore_release, prelude, semaphore_common, semaphore_release_body)
-REDLOCK_FAMILY_SCRIPT(semaphore_inspect, prelude, semaphore_common, semaphore_inspect_body)
 
 REDLOCK_FAMILY_SCRIPT(rw_acquire, prelude, rw_common, rw_acquire_body)
 REDLOCK_FAMILY_SCRIPT(rw_extend, prelude, rw_common, rw_extend_body)
 REDLOCK_FAMILY_SCRIPT(rw_release, prelude, rw_common, rw_release_body)
 REDLOCK_FAMILY_SCRIPT(rw_fence, prelude, rw_common, rw_fence_body)
-REDLOCK_FAMILY_SCRIPT(rw_inspect, prelude, rw_common, rw_inspect_body)
+
+REDLOCK_FAMILY_SCRIPT(key_inspect, prelude, key_inspect_body)
 
 REDLOCK_FAMILY_SCRIPT(multi_acquire, multi_acquire_source)
 REDLOCK_FAMILY_SCRIPT(multi_extend, multi_extend_source)

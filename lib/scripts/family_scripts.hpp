@@ -32,8 +32,6 @@ const Script& semaphore_acquire();
 const Script& semaphore_extend();
 /// KEYS: semaphore. ARGV: value, announce ("1"/"0"). Removes the holder.
 const Script& semaphore_release();
-/// KEYS: semaphore. -> {type, holder, ms left, holder, ms left, ...} of live holders.
-const Script& semaphore_inspect();
 
 /// KEYS: lock, fence counter. ARGV: value, ttl_ms, "r"|"w", and for "w": intent id,
 /// intent ttl_ms, fencing ("1"/"0"). See rw_acquire_body for the rule.
@@ -44,8 +42,12 @@ const Script& rw_extend();
 const Script& rw_release();
 /// KEYS: lock, fence counter. ARGV: value, token. Writers' fencing write-back.
 const Script& rw_fence();
-/// KEYS: lock. -> {type, "r:"|"w:"|"i:" + value, ms left, ...} of live entries.
-const Script& rw_inspect();
+
+/// KEYS: any key. -> {type, role, value, ms left, ...} of its live holders, whatever lock
+/// uses it: "o" an exclusive lock's owner, "p" a permit, "w" the writer, "r" a reader,
+/// "i" a waiting writer's intent. Reads only; the one script whose reply does not start
+/// with a number, and the one that never answers {-1, type}.
+const Script& key_inspect();
 
 /// KEYS: the locks. ARGV: value, ttl_ms. SET PX of every key iff none is held here.
 const Script& multi_acquire();

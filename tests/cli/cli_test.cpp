@@ -1,6 +1,7 @@
 // The `redlock` binary against five real redis-server nodes: mutual exclusion between
 // processes, handoff to a waiter, the child's environment and exit code, a lock lost
-// mid-run, nodes down, usage errors, and the acquire/extend/release/status round trip.
+// mid-run, nodes down, usage errors, the acquire/extend/release/status round trip, and
+// status of every kind of key (readers, a writer, permit holders, an absent key).
 //
 // Time bounds are for liveness only (the machine may be busy); where timing is the
 // point (the handoff, the lost signal arriving within validity) the measurement is
@@ -11,6 +12,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -113,6 +115,27 @@ class CliTest : public ::testing::Test {
   }
 
   bool exists(const std::string& name) const { return std::filesystem::exists(path(name)); }
+
+  /// `run FLAGS KEY` whose command writes its REDLOCK_VALUE to the file `name` and then
+  /// holds until the file "let-go" exists.
+  std::unique_ptr<CliProcess> holding(std::vector<std::string> flags, const std::string& key,
+                                      const std::string& name) const {
+    const auto script = "echo \"$REDLOCK_VALUE\" > '" + path(name) + ".tmp' && mv '" + path(name) +
+                        ".tmp' '" + path(name) + "'; while [ ! -e '" + path("let-go") +
+                        "' ]; do sleep 0.05; done";
+    std::vector<std::string> args{"run"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.insert(args.end(), {key, "--", "sh", "-c", script});
+    return std::make_unique<CliProcess>(with_nodes(args));
+  }
+
+  /// The value a holding() run wrote to `name`, once it holds.
+  std::string value_in(const std::string& name) const {
+    if (!eventually([&] { return exists(name); })) return "";
+    auto text = read(path(name));
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+  }
 
   /// Nanoseconds since the epoch as `date +%s%N` writes them.
   static long long wall_ns() {
@@ -593,6 +616,138 @@ TEST_F(CliTest, FamilyFlagsThatContradictEachOtherAreAUsageError) {
   EXPECT_EQ(cli({"run", "--shared", "--permits", "2", "doc", "--", "true"}).exit_code, 2);
   EXPECT_EQ(cli({"run", "--permits", "0", "doc", "--", "true"}).exit_code, 2);
   EXPECT_EQ(cli({"run", "--permits", "2", "--also", "b", "doc", "--", "true"}).exit_code, 2);
+}
+
+/// (role, value, nodes) of the "holders" of a status --json document, sorted.
+std::vector<std::string> spread_of(const nlohmann::json& status) {
+  std::vector<std::string> list;
+  for (const auto& holder : status.at("holders")) {
+    list.push_back(holder.at("role").get<std::string>() + " " +
+                   holder.at("value").get<std::string>() + " on " +
+                   std::to_string(holder.at("nodes").get<int>()));
+  }
+  std::sort(list.begin(), list.end());
+  return list;
+}
+
+/// "role value" of one node's holders, sorted.
+std::vector<std::string> holders_on(const nlohmann::json& node) {
+  std::vector<std::string> list;
+  for (const auto& holder : node.at("holders")) {
+    list.push_back(holder.at("role").get<std::string>() + " " +
+                   holder.at("value").get<std::string>());
+    EXPECT_GT(holder.at("remaining_ttl_ms").get<long long>(), 0);
+    EXPECT_LE(holder.at("remaining_ttl_ms").get<long long>(), 30'000);
+  }
+  std::sort(list.begin(), list.end());
+  return list;
+}
+
+TEST_F(CliTest, StatusShowsTheReadersOfAReadWriteKeyThenItsWriter) {
+  auto first = holding({"--shared"}, "ledger", "reader-1");
+  auto second = holding({"--shared"}, "ledger", "reader-2");
+  auto readers = std::vector<std::string>{value_in("reader-1"), value_in("reader-2")};
+  std::sort(readers.begin(), readers.end());
+  ASSERT_FALSE(readers[0].empty()) << first->err() << second->err();
+  ASSERT_TRUE(eventually([&] {
+    for (std::size_t node = 0; node < 5; ++node) {
+      if (cluster()[node].command({"HLEN", "ledger"}).integer != 2) return false;
+    }
+    return true;
+  }));
+
+  auto status = cli({"status", "--json", "ledger"});
+  ASSERT_EQ(status.exit_code, 0) << describe(status);
+  auto json = nlohmann::json::parse(status.out);
+  EXPECT_EQ(json.at("kind"), "read_write");
+  EXPECT_TRUE(json.at("holder").is_null());
+  EXPECT_EQ(spread_of(json), (std::vector<std::string>{"reader " + readers[0] + " on 5",
+                                                       "reader " + readers[1] + " on 5"}));
+  ASSERT_EQ(json.at("nodes").size(), 5u);
+  for (const auto& node : json.at("nodes")) {
+    EXPECT_EQ(node.at("kind"), "read_write");
+    EXPECT_EQ(node.at("state"), "held");
+    EXPECT_TRUE(node.at("holder").is_null());
+    EXPECT_EQ(holders_on(node),
+              (std::vector<std::string>{"reader " + readers[0], "reader " + readers[1]}));
+  }
+  auto text = cli({"status", "ledger"});
+  EXPECT_EQ(text.exit_code, 0) << describe(text);
+  EXPECT_THAT(text.out, HasSubstr("key \"ledger\": read-write lock: 2 readers, no writer"));
+  EXPECT_THAT(text.out, HasSubstr("reader " + readers[0] + " on 5 of 5 nodes"));
+  EXPECT_THAT(text.out, HasSubstr("reader " + readers[1] + " on 5 of 5 nodes"));
+
+  std::ofstream(path("let-go")).put('\n');
+  ASSERT_TRUE(wait_all({first.get(), second.get()}, 30s));
+  std::filesystem::remove(path("let-go"));
+  auto writer_run = holding({"--exclusive"}, "ledger", "writer");
+  const auto writer = value_in("writer");
+  ASSERT_FALSE(writer.empty()) << writer_run->err();
+  ASSERT_TRUE(eventually([&] {
+    return cluster()[4].command({"HEXISTS", "ledger", "w:" + writer}).integer == 1;
+  }));
+  json = nlohmann::json::parse(cli({"status", "--json", "ledger"}).out);
+  EXPECT_EQ(spread_of(json), (std::vector<std::string>{"writer " + writer + " on 5"}));
+  for (const auto& node : json.at("nodes")) {
+    EXPECT_EQ(holders_on(node), (std::vector<std::string>{"writer " + writer}));
+  }
+  text = cli({"status", "ledger"});
+  EXPECT_THAT(text.out, HasSubstr("read-write lock: no reader, 1 writer"));
+  EXPECT_THAT(text.out, HasSubstr("writer " + writer + " on 5 of 5 nodes"));
+  std::ofstream(path("let-go")).put('\n');
+  ASSERT_TRUE(wait_all({writer_run.get()}, 30s));
+}
+
+TEST_F(CliTest, StatusShowsTheHoldersOfASemaphoresPermits) {
+  auto first = holding({"--permits", "3"}, "pool", "permit-1");
+  auto second = holding({"--permits", "3"}, "pool", "permit-2");
+  auto permits = std::vector<std::string>{value_in("permit-1"), value_in("permit-2")};
+  std::sort(permits.begin(), permits.end());
+  ASSERT_FALSE(permits[0].empty()) << first->err() << second->err();
+  ASSERT_TRUE(eventually([&] {
+    for (std::size_t node = 0; node < 5; ++node) {
+      if (cluster()[node].command({"ZCARD", "pool"}).integer != 2) return false;
+    }
+    return true;
+  }));
+
+  auto status = cli({"status", "--json", "pool"});
+  ASSERT_EQ(status.exit_code, 0) << describe(status);
+  const auto json = nlohmann::json::parse(status.out);
+  EXPECT_EQ(json.at("kind"), "semaphore");
+  EXPECT_TRUE(json.at("holder").is_null());
+  EXPECT_EQ(spread_of(json), (std::vector<std::string>{"permit " + permits[0] + " on 5",
+                                                       "permit " + permits[1] + " on 5"}));
+  for (const auto& node : json.at("nodes")) {
+    EXPECT_EQ(node.at("kind"), "semaphore");
+    EXPECT_EQ(node.at("state"), "held");
+    EXPECT_EQ(holders_on(node),
+              (std::vector<std::string>{"permit " + permits[0], "permit " + permits[1]}));
+  }
+  auto text = cli({"status", "pool"});
+  EXPECT_EQ(text.exit_code, 0) << describe(text);
+  EXPECT_THAT(text.out, HasSubstr("key \"pool\": semaphore: 2 permit holders"));
+  EXPECT_THAT(text.out, HasSubstr("permit " + permits[0] + " on 5 of 5 nodes"));
+  std::ofstream(path("let-go")).put('\n');
+  ASSERT_TRUE(wait_all({first.get(), second.get()}, 30s));
+}
+
+TEST_F(CliTest, StatusOfAnAbsentKeySaysItIsFreeEverywhere) {
+  auto status = cli({"status", "--json", "nothing"});
+  ASSERT_EQ(status.exit_code, 0) << describe(status);
+  const auto json = nlohmann::json::parse(status.out);
+  EXPECT_EQ(json.at("kind"), "none");
+  EXPECT_TRUE(json.at("holder").is_null());
+  EXPECT_TRUE(json.at("holders").empty());
+  for (const auto& node : json.at("nodes")) {
+    EXPECT_EQ(node.at("kind"), "none");
+    EXPECT_EQ(node.at("state"), "free");
+    EXPECT_EQ(node.at("reachable"), true);
+    EXPECT_TRUE(node.at("holders").empty());
+  }
+  auto text = cli({"status", "nothing"});
+  EXPECT_EQ(text.exit_code, 0) << describe(text);
+  EXPECT_THAT(text.out, HasSubstr("key \"nothing\": free on every node that answered"));
 }
 
 }  // namespace

@@ -72,6 +72,17 @@ TEST_F(AsioTest, CoroutineRunsEveryOperationAndResumesOnItsExecutor) {
         if (status) {
           for (const auto& node : *status) EXPECT_EQ(node.holder, lock->value());
         }
+        auto views = co_await asio::async_inspect(*client, "k", ::asio::use_awaitable);
+        EXPECT_TRUE(views);
+        if (views) {
+          for (const auto& view : *views) {
+            EXPECT_EQ(view.kind, LockKind::exclusive);
+            EXPECT_EQ(view.holders.size(), 1u);
+            if (!view.holders.empty()) {
+              EXPECT_EQ(view.holders[0].value, lock->value());
+            }
+          }
+        }
 
         auto unlocked = co_await asio::async_unlock(*lock, ::asio::use_awaitable);
         EXPECT_TRUE(unlocked);

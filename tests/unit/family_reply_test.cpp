@@ -10,6 +10,7 @@
 #include <string>
 
 #include "client/family/held.hpp"
+#include "client/family/inspect.hpp"
 
 namespace redlock::detail {
 namespace {
@@ -32,6 +33,10 @@ ReplyPtr parse(const std::string& resp) {
 
 NodeReply read(const std::string& resp) {
   return interpret_family_reply(parse(resp).get(), "node-1");
+}
+
+NodeReply read_inspect(const std::string& resp) {
+  return interpret_inspect_reply(parse(resp).get(), "node-1");
 }
 
 TEST(FamilyReply, GrantsCarryAWritersToken) {
@@ -78,6 +83,62 @@ TEST(FamilyReply, AnythingElseIsAProtocolErrorNamingTheNode) {
     auto reply = read(odd);
     EXPECT_EQ(reply.status, NodeStatus::redis_error) << odd;
     EXPECT_EQ(reply.error, make_error_code(errc::protocol_error)) << odd;
+    EXPECT_NE(reply.detail.find("node-1"), std::string::npos) << reply.detail;
+  }
+}
+
+TEST(InspectReply, EachKindAndRoleIsReadAsTheNodeGaveIt) {
+  auto absent = read_inspect("*1\r\n$4\r\nnone\r\n");
+  EXPECT_EQ(absent.kind, LockKind::none);
+  EXPECT_EQ(absent.status, NodeStatus::not_held);
+  EXPECT_TRUE(absent.holders.empty());
+
+  auto owner = read_inspect("*4\r\n$6\r\nstring\r\n$1\r\no\r\n$3\r\nabc\r\n:912\r\n");
+  EXPECT_EQ(owner.kind, LockKind::exclusive);
+  EXPECT_EQ(owner.status, NodeStatus::held);
+  EXPECT_EQ(owner.holder, "abc");
+  EXPECT_EQ(owner.remaining_ttl.count(), 912);
+  ASSERT_EQ(owner.holders.size(), 1u);
+  EXPECT_EQ(owner.holders[0].role, HolderRole::owner);
+
+  auto rw = read_inspect(
+      "*10\r\n$4\r\nhash\r\n$1\r\nw\r\n$1\r\nx\r\n:5\r\n$1\r\nr\r\n$1\r\ny\r\n:6\r\n"
+      "$1\r\ni\r\n$1\r\nz\r\n:7\r\n");
+  EXPECT_EQ(rw.kind, LockKind::read_write);
+  EXPECT_EQ(rw.status, NodeStatus::held);
+  EXPECT_TRUE(rw.holder.empty());
+  ASSERT_EQ(rw.holders.size(), 3u);
+  EXPECT_EQ(rw.holders[0].role, HolderRole::writer);
+  EXPECT_EQ(rw.holders[1].role, HolderRole::reader);
+  EXPECT_EQ(rw.holders[1].value, "y");
+  EXPECT_EQ(rw.holders[2].role, HolderRole::intent);
+  EXPECT_EQ(rw.holders[2].remaining_ttl.count(), 7);
+
+  auto permits = read_inspect("*4\r\n$4\r\nzset\r\n$1\r\np\r\n$1\r\nq\r\n:100\r\n");
+  EXPECT_EQ(permits.kind, LockKind::semaphore);
+  ASSERT_EQ(permits.holders.size(), 1u);
+  EXPECT_EQ(permits.holders[0].role, HolderRole::permit);
+}
+
+TEST(InspectReply, AnIntentAloneHoldsNothing) {
+  auto waiting = read_inspect("*4\r\n$4\r\nhash\r\n$1\r\ni\r\n$1\r\nz\r\n:7\r\n");
+  EXPECT_EQ(waiting.status, NodeStatus::not_held);
+  EXPECT_EQ(waiting.holders.size(), 1u);
+}
+
+TEST(InspectReply, AForeignTypeIsWrongKindAndOddRepliesAreProtocolErrors) {
+  auto list = read_inspect("*1\r\n$4\r\nlist\r\n");
+  EXPECT_EQ(list.kind, LockKind::other);
+  EXPECT_EQ(list.status, NodeStatus::redis_error);
+  EXPECT_EQ(list.error, make_error_code(errc::wrong_kind));
+  EXPECT_EQ(list.detail, "the key is a Redis list, not a lock of this library");
+  for (const char* odd :
+       {"*0\r\n", ":1\r\n", "*2\r\n$4\r\nhash\r\n$1\r\nr\r\n",
+        "*4\r\n$4\r\nhash\r\n$1\r\nq\r\n$1\r\nv\r\n:1\r\n",
+        "*4\r\n$4\r\nhash\r\n$1\r\nr\r\n$1\r\nv\r\n$1\r\n1\r\n", "*2\r\n:1\r\n:0\r\n"}) {
+    auto reply = read_inspect(odd);
+    EXPECT_EQ(reply.error, make_error_code(errc::protocol_error)) << odd;
+    EXPECT_EQ(reply.kind, LockKind::unknown) << odd;
     EXPECT_NE(reply.detail.find("node-1"), std::string::npos) << reply.detail;
   }
 }

@@ -5,8 +5,10 @@
 
 #include <redlock/client.hpp>
 
+#include "client/async_call.hpp"
 #include "client/engine.hpp"
 #include "client/family/held.hpp"
+#include "client/family/inspect.hpp"
 #include "client/lock_state.hpp"
 #include "client/sync_call.hpp"
 #include "core/family_quorum.hpp"
@@ -188,6 +190,32 @@ Result<Lock> Client::write_lock(std::string_view key, const LockOptions& options
 void Client::write_lock_async(std::string_view key, LockOptions options, LockCallback callback) {
   auto held = rw_of(*engine_, key, options, true);
   acquire_held_async(engine_, key, std::move(held), std::move(options), std::move(callback));
+}
+
+Result<std::vector<NodeView>> Client::inspect(std::string_view key) {
+  if (auto problem = core::check_key(key, engine_->options().max_key_bytes)) {
+    return Error(make_error_code(errc::invalid_argument), "inspect: " + *problem);
+  }
+  return detail::call_sync<std::vector<NodeView>>(
+      *engine_, "inspect",
+      [engine = engine_, key = std::string(key),
+       timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
+        detail::start_inspect(engine, std::move(key), timeout, std::move(deliver));
+      });
+}
+
+void Client::inspect_async(std::string_view key, InspectCallback callback) {
+  std::optional<Error> problem;
+  if (auto text = core::check_key(key, engine_->options().max_key_bytes)) {
+    problem = Error(make_error_code(errc::invalid_argument), "inspect: " + *text);
+  }
+  detail::call_async<std::vector<NodeView>>(
+      *engine_, "inspect_async", "inspect " + detail::quote_key(key), std::move(problem),
+      [engine = engine_, key = std::string(key),
+       timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
+        detail::start_inspect(engine, std::move(key), timeout, std::move(deliver));
+      },
+      std::move(callback));
 }
 
 }  // namespace redlock
