@@ -584,10 +584,13 @@ TEST_F(CliTest, SharedRunsOverlapAndAnExclusiveRunIsKeptOut) {
 }
 
 TEST_F(CliTest, PermitsAdmitKRunsAtOnce) {
+  // Three starting at once can split the nodes' permits so that a single attempt each
+  // admits fewer than two (each node admits its first two arrivals); a short wait lets
+  // the split settle, and the third still gives up while the two hold for 2 s.
   std::vector<std::unique_ptr<CliProcess>> runs;
   for (int i = 0; i < 3; ++i) {
     runs.push_back(std::make_unique<CliProcess>(
-        with_nodes({"run", "--permits", "2", "--nonblock", "pool", "--", "sleep", "1"})));
+        with_nodes({"run", "--permits", "2", "--wait", "700ms", "pool", "--", "sleep", "2"})));
   }
   ASSERT_TRUE(wait_all({runs[0].get(), runs[1].get(), runs[2].get()}, 30s));
   int ran = 0;
