@@ -342,7 +342,9 @@ class Worker {
         pick.keys = {key("rw:", any_key(random))};
         break;
       case Primitive::permit:
-        pick.keys = {key("sem:", any_key(random))};
+        // In the mix a fifth of the threads want a permit at a time: on one semaphore
+        // that is more than K, so holders wait for permits as they do for the locks.
+        pick.keys = {key("sem:", config_.load == Load::mix ? 0 : any_key(random))};
         break;
       case Primitive::multi: {
         // Two keys or more when there are, in any order: sets overlap in opposite orders.
