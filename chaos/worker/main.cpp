@@ -11,10 +11,10 @@
 //       [--unsafe-permit-quorum Q]
 //
 // --primitive picks what the threads take (each primitive on keys of its own, as a key
-// serves one kind of lock): exclusive locks with fencing (every other one held through a
-// ReentrantLock that is entered twice); rw, readers and fenced writers of read-write
-// locks; semaphore, one of --permits permits; multi, lock_all() of several of the
-// exclusive locks' keys; mix, any of these, drawn anew for every critical section.
+// serves one kind of lock): exclusive locks with fencing (half of them, at random, held
+// through a ReentrantLock that is entered twice); rw, readers and fenced writers of
+// read-write locks; semaphore, one of --permits permits; multi, lock_all() of several of
+// the exclusive locks' keys; mix, any of these, drawn anew for every critical section.
 //
 // --unsafe-permit-quorum is TEST ONLY: permits are then granted by Q nodes, below the
 // safe quorum, which lets K+1 holders coexist (worker/lowered_permit_quorum.hpp). The
