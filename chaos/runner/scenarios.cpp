@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runner/scenario.hpp"
@@ -267,6 +268,11 @@ std::vector<Scenario> all_scenarios() {
                                        [](ScenarioContext& c) {
                                          for (std::size_t n : {0, 1, 2}) c.cluster.kill9(n);
                                          for (std::size_t n : {0, 1, 2}) c.cluster.restart(n);
+                                         // On a loaded machine a restart can outlast the
+                                         // period, and back-to-back restarts would leave
+                                         // the nodes down until the end: nobody could
+                                         // take a forgotten lock. Let them serve first.
+                                         std::this_thread::sleep_for(milliseconds(300));
                                        }};
                        });
                  return out;
