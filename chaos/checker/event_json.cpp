@@ -40,6 +40,15 @@ std::optional<std::uint64_t> token(const json& record) {
   return it->get<std::uint64_t>();
 }
 
+// Absent means the exclusive lock, which is all that records written before the family
+// existed describe.
+Primitive primitive(const json& record) {
+  const std::string given = text(record, "primitive");
+  if (given.empty()) return Primitive::exclusive;
+  if (auto known = primitive_named(given)) return *known;
+  throw std::invalid_argument("unknown primitive \"" + given + "\"");
+}
+
 Event hold(const json& record) {
   HoldEvent e;
   e.key = text(record, "key");
@@ -48,6 +57,24 @@ Event hold(const json& record) {
   e.start_ns = required_ns(record, "start_ns");
   e.end_ns = required_ns(record, "end_ns");
   e.token = token(record);
+  e.primitive = primitive(record);
+  if (e.primitive == Primitive::permit) {
+    auto it = record.find("permits");
+    if (it == record.end() || !it->is_number_integer() || it->get<std::int64_t>() < 1) {
+      throw std::invalid_argument("a permit needs \"permits\" (its K, at least 1)");
+    }
+    e.permits = it->get<int>();
+  }
+  if (auto it = record.find("keys"); it != record.end() && !it->is_null()) {
+    if (e.primitive != Primitive::multi) {
+      throw std::invalid_argument("\"keys\" belongs to a multi hold");
+    }
+    e.keys = it->get<std::vector<std::string>>();
+  }
+  if (e.primitive == Primitive::multi) {
+    if (e.keys.empty()) throw std::invalid_argument("a multi hold needs its \"keys\"");
+    if (e.key.empty()) e.key = e.keys.front();
+  }
   return e;
 }
 
@@ -84,6 +111,7 @@ Event attempt(const json& record) {
     e.code = it->is_string() ? it->get<std::string>() : it->dump();
   }
   e.at_ns = record.value("at_ns", std::int64_t{0});
+  e.primitive = primitive(record);
   return e;
 }
 
@@ -125,6 +153,9 @@ std::string to_json_line(const Event& event) {
     record = {{"type", "hold"},    {"key", e->key},           {"client", e->client},
               {"value", e->value}, {"start_ns", e->start_ns}, {"end_ns", e->end_ns}};
     if (e->token) record["token"] = *e->token;
+    if (e->primitive != Primitive::exclusive) record["primitive"] = name(e->primitive);
+    if (e->primitive == Primitive::permit) record["permits"] = e->permits;
+    if (!e->keys.empty()) record["keys"] = e->keys;
   } else if (const auto* e = std::get_if<WriteEvent>(&event)) {
     record = {{"type", "write"},         {"key", e->key},           {"client", e->client},
               {"token", e->token},       {"accepted", e->accepted}, {"stale", e->stale},
@@ -136,6 +167,7 @@ std::string to_json_line(const Event& event) {
               {"result", result_name(e->result)},
               {"at_ns", e->at_ns}};
     if (!e->code.empty()) record["code"] = e->code;
+    if (e->primitive != Primitive::exclusive) record["primitive"] = name(e->primitive);
   }
   return record.dump();
 }

@@ -11,6 +11,9 @@ json hold_json(const HoldEvent& hold) {
               {"start_ns", hold.start_ns},
               {"end_ns", hold.end_ns}};
   if (hold.token) out["token"] = *hold.token;
+  if (hold.primitive != Primitive::exclusive) out["primitive"] = name(hold.primitive);
+  if (hold.primitive == Primitive::permit) out["permits"] = hold.permits;
+  if (!hold.keys.empty()) out["keys"] = hold.keys;
   return out;
 }
 
@@ -32,6 +35,15 @@ json to_json(const SafetyReport& report) {
          {"second", hold_json(o.second)},
          {"overlap_ns", std::min(o.first.end_ns, o.second.end_ns) - o.second.start_ns}});
   }
+  json excess = json::array();
+  for (const auto& e : report.excess_permit_examples) {
+    json holders = json::array();
+    for (const auto& holder : e.holders) holders.push_back(hold_json(holder));
+    excess.push_back({{"key", e.admitted.key},
+                      {"permits", e.admitted.permits},
+                      {"admitted", hold_json(e.admitted)},
+                      {"holders", holders}});
+  }
   json regressions = json::array();
   for (const auto& r : report.regression_examples) {
     regressions.push_back(
@@ -49,6 +61,8 @@ json to_json(const SafetyReport& report) {
       {"errors", report.errors},
       {"error_codes", report.error_codes},
       {"violations", report.violations},
+      {"violations_by_primitive", report.violations_by_primitive},
+      {"acquisitions_by_primitive", report.acquisitions_by_primitive},
       {"token_regressions", report.token_regressions},
       {"stale_writes_accepted", report.stale_writes_accepted},
       {"stale_writes_rejected", report.stale_writes_rejected},
@@ -61,7 +75,10 @@ json to_json(const SafetyReport& report) {
       {"malformed_examples", report.malformed_examples},
       {"ignored_records", report.ignored_records},
       {"examples",
-       {{"violations", overlaps}, {"token_regressions", regressions}, {"stale_writes", stale}}},
+       {{"violations", overlaps},
+        {"excess_permits", excess},
+        {"token_regressions", regressions},
+        {"stale_writes", stale}}},
   };
 }
 

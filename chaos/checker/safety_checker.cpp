@@ -22,11 +22,28 @@ bool empty(const HoldEvent& hold) {
   return hold.end_ns <= hold.start_ns;
 }
 
+// A key set is a hold of each of its keys, judged with that key's other holds.
+std::vector<HoldEvent> per_key(const std::vector<HoldEvent>& holds) {
+  std::vector<HoldEvent> out;
+  out.reserve(holds.size());
+  for (const HoldEvent& hold : holds) {
+    if (hold.keys.empty()) {
+      out.push_back(hold);
+      continue;
+    }
+    for (const std::string& key : hold.keys) {
+      out.push_back(hold);
+      out.back().key = key;
+    }
+  }
+  return out;
+}
+
 // Segments of one lock (same key and value) become one interval covering them all.
 std::map<std::string, std::vector<HoldEvent>> locks_by_key(const std::vector<HoldEvent>& holds) {
   std::map<std::string, std::vector<HoldEvent>> by_key;
   std::map<std::pair<std::string, std::string>, std::size_t> index;  // (key, value) -> slot
-  for (const HoldEvent& hold : holds) {
+  for (const HoldEvent& hold : per_key(holds)) {
     auto& locks = by_key[hold.key];
     if (hold.value.empty()) {
       locks.push_back(hold);
@@ -67,6 +84,7 @@ void SafetyChecker::add(const Event& event) {
                    switch (attempt.result) {
                      case AttemptResult::acquired:
                        ++counts_.acquisitions;
+                       ++counts_.acquisitions_by_primitive[std::string(name(attempt.primitive))];
                        break;
                      case AttemptResult::conflict:
                        ++counts_.conflicts;
@@ -108,7 +126,8 @@ SafetyReport SafetyChecker::report() const {
     });
 
     // Sweep in start order over the locks still valid: each one still valid when a lock
-    // starts overlaps it (it started no later and ends after this start).
+    // starts overlaps it (it started no later and ends after this start), so judging
+    // every start against what is live then judges every instant.
     std::multiset<std::pair<std::int64_t, std::size_t>> valid;  // (end_ns, index)
     for (std::size_t i = 0; i < locks.size(); ++i) {
       const HoldEvent& lock = locks[i];
@@ -117,10 +136,31 @@ SafetyReport SafetyChecker::report() const {
         continue;
       }
       while (!valid.empty() && valid.begin()->first <= lock.start_ns) valid.erase(valid.begin());
-      report.violations += valid.size();
-      for (auto it = valid.begin();
-           it != valid.end() && report.overlap_examples.size() < max_examples_; ++it) {
-        report.overlap_examples.push_back({locks[it->second], lock});
+      std::uint64_t found = 0;
+      std::vector<const HoldEvent*> permits;
+      for (const auto& [end, index] : valid) {
+        const HoldEvent& live = locks[index];
+        if (may_share(live.primitive, lock.primitive)) {
+          if (live.primitive == Primitive::permit) permits.push_back(&live);
+          continue;
+        }
+        ++found;
+        if (report.overlap_examples.size() < max_examples_) {
+          report.overlap_examples.push_back({live, lock});
+        }
+      }
+      if (lock.primitive == Primitive::permit &&
+          permits.size() >= static_cast<std::size_t>(std::max(lock.permits, 0))) {
+        ++found;
+        if (report.excess_permit_examples.size() < max_examples_) {
+          ExcessPermit excess{lock, {}};
+          for (const HoldEvent* holder : permits) excess.holders.push_back(*holder);
+          report.excess_permit_examples.push_back(std::move(excess));
+        }
+      }
+      if (found > 0) {
+        report.violations += found;
+        report.violations_by_primitive[std::string(name(lock.primitive))] += found;
       }
       valid.emplace(lock.end_ns, i);
     }

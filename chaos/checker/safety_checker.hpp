@@ -2,9 +2,17 @@
 // The safety checker: reads the event records of a chaos run (events.hpp) and finds what
 // Redlock with fencing must never allow.
 //
-//  - violations: pairs of locks of the same key whose validity intervals overlap, i.e.
-//    two holders that were both entitled to act as the owner at the same instant.
-//    Intervals are half-open: one ending exactly when the next starts is not an overlap.
+//  - violations: what each primitive's rule forbids (primitive.hpp), judged per key over
+//    validity intervals, i.e. over the times holders were entitled to act:
+//      * pairs of holds of one key that overlap although they may not share: an
+//        exclusive lock or a key set (a hold of each of its keys) with anything, a writer
+//        with a reader or another writer;
+//      * permits: each permit hold that began while K or more permit holds of its key
+//        were live, K being the one it was acquired with (what the nodes checked when
+//        they admitted it).
+//    Each is counted under the primitive of the later hold, the one admitted against the
+//    rule. Intervals are half-open: one ending exactly when the next starts is not an
+//    overlap.
 //  - token_regressions: locks whose fencing token is not greater than the token of every
 //    lock of the same key that started earlier (only locks that carry a token count).
 //  - stale_writes_accepted: accepted fenced writes whose token is below a token that the
@@ -35,6 +43,13 @@ struct Overlap {
   HoldEvent second;
 };
 
+/// `admitted`, a permit of K, began while `holders` (K or more permits of its key) were
+/// live.
+struct ExcessPermit {
+  HoldEvent admitted;
+  std::vector<HoldEvent> holders;
+};
+
 /// `later` started after `earlier` but its token is not greater.
 struct TokenRegression {
   HoldEvent earlier;  ///< the earlier lock with the highest token so far
@@ -50,13 +65,19 @@ struct StaleWrite {
 
 struct SafetyReport {
   std::uint64_t holds = 0;  ///< hold records
-  std::uint64_t locks = 0;  ///< distinct locks (segments with one key and value merged)
+  /// Distinct locks per key (segments with one key and value merged; a key set counts
+  /// once for each of its keys).
+  std::uint64_t locks = 0;
   std::uint64_t empty_holds = 0;
   std::uint64_t acquisitions = 0;  ///< attempts with result "acquired"
+  std::map<std::string, std::uint64_t> acquisitions_by_primitive;
   std::uint64_t conflicts = 0;
   std::uint64_t errors = 0;
   std::map<std::string, std::uint64_t> error_codes;  ///< errors by code ("" when none)
-  std::uint64_t violations = 0;
+  std::uint64_t violations = 0;                      ///< overlapping pairs plus permits beyond K
+  /// Violations by the primitive of the hold admitted against the rule (names as in
+  /// primitive.hpp); only primitives with a violation appear.
+  std::map<std::string, std::uint64_t> violations_by_primitive;
   std::uint64_t token_regressions = 0;
   std::uint64_t writes_accepted = 0;
   std::uint64_t stale_writes_accepted = 0;
@@ -68,6 +89,7 @@ struct SafetyReport {
 
   /// The first few of each finding, for a human to look at.
   std::vector<Overlap> overlap_examples;
+  std::vector<ExcessPermit> excess_permit_examples;
   std::vector<TokenRegression> regression_examples;
   std::vector<StaleWrite> stale_write_examples;
 

@@ -2,13 +2,14 @@
 // checks the event records of every worker with the safety checker, and reports.
 //
 //   redlock-chaos-run [--scenario NAME[,NAME...]|all] [--duration 30s] [--report FILE]
-//                     [--processes N] [--threads N] [--min-acquisitions N] [--keep] [--list]
-//                     [--help]
+//                     [--processes N] [--threads N] [--primitive P] [--min-acquisitions N]
+//                     [--keep] [--list] [--help]
 //
 // A scenario passes when no stale write was accepted, every worker exited cleanly, and
 // either (in model) there is no violation, no token regression and at least
 // --min-acquisitions acquisitions, or (out of model, where expected) the checker did find
-// violations. Exit status: 0 all passed, 1 a scenario failed, 2 usage error.
+// violations (of the scenario's primitive, when it names one). Exit status: 0 all passed,
+// 1 a scenario failed, 2 usage error.
 
 #include <stdlib.h>
 
@@ -43,6 +44,7 @@ struct Config {
   std::string report;
   int processes = 0;  // 0: the scenario's own
   int threads = 0;
+  std::string primitive;  // empty: the scenario's own
   std::uint64_t min_acquisitions = 20;
   bool keep = false;
   std::string worker = REDLOCK_CHAOS_WORKER_BINARY;
@@ -97,6 +99,9 @@ Config parse(int argc, char** argv, const std::vector<Scenario>& catalogue) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", c.threads, "Threads per worker (default: the scenario's own)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--primitive", c.primitive,
+                 "What every worker takes, instead of the scenario's own (most run the mix)")
+      ->check(CLI::IsMember({"exclusive", "rw", "semaphore", "multi", "mix"}));
   app.add_option("--min-acquisitions", c.min_acquisitions,
                  "Fewest acquisitions an in-model scenario must make to pass")
       ->capture_default_str();
@@ -144,10 +149,24 @@ std::string join(const std::vector<std::string>& items) {
   return text;
 }
 
+// The nodes as worker process `process` sees them: those it cannot reach are addresses
+// where nothing listens, so its client finds them down from the first attempt on.
+std::vector<std::string> nodes_seen_by(const ChaosCluster& cluster, const WorkerSettings& w,
+                                       std::size_t process) {
+  std::vector<std::string> urls = cluster.urls();
+  if (process >= w.unreachable.size()) return urls;
+  for (std::size_t node : w.unreachable[process]) {
+    urls.at(node) =
+        "unix:///nonexistent/redlock-chaos-unreachable-" + std::to_string(node) + ".sock";
+  }
+  return urls;
+}
+
 json run_scenario(const Scenario& scenario, const Config& config) {
   WorkerSettings w = scenario.workers;
   if (config.processes > 0) w.processes = config.processes;
   if (config.threads > 0) w.threads = config.threads;
+  if (!config.primitive.empty()) w.primitive = config.primitive;
   const std::string dir = make_dir(scenario.name);
   std::vector<std::string> failures;
   SafetyChecker checker;
@@ -161,7 +180,7 @@ json run_scenario(const Scenario& scenario, const Config& config) {
       const std::string id = "w" + std::to_string(p);
       workers.emplace_back(config.worker,
                            std::vector<std::string>{"--nodes",
-                                                    join(cluster.urls()),
+                                                    join(nodes_seen_by(cluster, w, p)),
                                                     "--store",
                                                     cluster.store_url(),
                                                     "--events",
@@ -189,7 +208,13 @@ json run_scenario(const Scenario& scenario, const Config& config) {
                                                     "--seed",
                                                     std::to_string(p + 1),
                                                     "--foreign-threads",
-                                                    std::to_string(w.foreign_threads)},
+                                                    std::to_string(w.foreign_threads),
+                                                    "--primitive",
+                                                    w.primitive,
+                                                    "--permits",
+                                                    std::to_string(w.permits),
+                                                    "--unsafe-permit-quorum",
+                                                    std::to_string(w.unsafe_permit_quorum)},
                            dir + "/worker-" + id + ".log");
     }
     const auto t0 = Clock::now();
@@ -239,6 +264,10 @@ json run_scenario(const Scenario& scenario, const Config& config) {
     }
   } else if (scenario.expect_violations && report.violations == 0) {
     failures.push_back("the checker found no violation in an out-of-model scenario");
+  } else if (scenario.expect_violations && !scenario.expect_violations_of.empty() &&
+             !report.violations_by_primitive.contains(scenario.expect_violations_of)) {
+    failures.push_back("the checker found no violation of the " + scenario.expect_violations_of +
+                       " rule");
   }
   const bool passed = failures.empty();
   if (passed && !config.keep) {
@@ -258,6 +287,9 @@ json run_scenario(const Scenario& scenario, const Config& config) {
               {"stale_writes_rejected", report.stale_writes_rejected},
               {"duration_s", duration_s},
               {"expect_violations", scenario.expect_violations},
+              {"primitive", w.primitive},
+              {"violations_by_primitive", details["violations_by_primitive"]},
+              {"acquisitions_by_primitive", details["acquisitions_by_primitive"]},
               {"passed", passed},
               {"failures", failures},
               {"error_codes", details["error_codes"]},
@@ -279,6 +311,19 @@ void print_table(const json& scenarios) {
                 s["stale_writes_accepted"].get<unsigned long long>(),
                 s["stale_writes_rejected"].get<unsigned long long>(), s["duration_s"].get<double>(),
                 s["passed"].get<bool>() ? "ok" : "FAILED");
+    if (s.contains("acquisitions_by_primitive") && s["primitive"] != "exclusive") {
+      std::string line;
+      for (const auto& [primitive, count] : s["acquisitions_by_primitive"].items()) {
+        line += " " + primitive + " " + std::to_string(count.get<unsigned long long>());
+        if (s["violations_by_primitive"].contains(primitive)) {
+          line +=
+              " (" +
+              std::to_string(s["violations_by_primitive"][primitive].get<unsigned long long>()) +
+              " viol)";
+        }
+      }
+      std::printf("    acquired:%s\n", line.c_str());
+    }
     for (const auto& why : s["failures"]) std::printf("    %s\n", why.get<std::string>().c_str());
     if (s.contains("dir"))
       std::printf("    records kept in %s\n", s["dir"].get<std::string>().c_str());

@@ -13,7 +13,8 @@ namespace redlock::chaos {
 
 using std::chrono::milliseconds;
 
-/// The client load: `processes` workers x `threads` threads contending for `keys` keys.
+/// The client load: `processes` workers x `threads` threads contending for `keys` keys of
+/// each primitive.
 struct WorkerSettings {
   int processes = 3;
   int threads = 4;
@@ -25,6 +26,17 @@ struct WorkerSettings {
   int stall_every = 0;
   /// Threads per worker that lock like another Redlock library: never announcing.
   int foreign_threads = 0;
+  /// What the threads take (the worker's --primitive): every member of the lock family,
+  /// drawn anew for each critical section, unless a scenario needs one alone.
+  std::string primitive = "mix";
+  /// K of the semaphores.
+  int permits = 2;
+  /// TEST ONLY: permits granted by this many nodes, below the safe quorum (0: the safe
+  /// one). Breaks the semaphore on purpose, to show the checker catching it.
+  int unsafe_permit_quorum = 0;
+  /// Nodes that worker process p cannot reach for the whole run (`unreachable[p]`): a
+  /// partition that each client sees differently.
+  std::vector<std::vector<std::size_t>> unreachable;
 };
 
 /// What a scheduled action may act on.
@@ -50,6 +62,9 @@ struct Scenario {
   WorkerSettings workers;
   /// The faults, for a run of the given duration. Actions run in time order.
   std::function<std::vector<Action>(milliseconds duration, const WorkerSettings& workers)> schedule;
+  /// With expect_violations: the primitive (a checker/primitive.hpp name) whose rule the
+  /// caught violations must include; empty for any.
+  std::string expect_violations_of;
 };
 
 /// Every scenario, in the order `all` runs them.

@@ -15,6 +15,35 @@ HoldEvent hold(std::string key, std::string value, std::int64_t start, std::int6
   return HoldEvent{std::move(key), std::move(client), std::move(value), start, end, token};
 }
 
+HoldEvent permit(std::string key, std::string value, int permits, std::int64_t start,
+                 std::int64_t end) {
+  HoldEvent h = hold(std::move(key), std::move(value), start, end);
+  h.primitive = Primitive::permit;
+  h.permits = permits;
+  return h;
+}
+
+HoldEvent reader(std::string key, std::string value, std::int64_t start, std::int64_t end) {
+  HoldEvent h = hold(std::move(key), std::move(value), start, end);
+  h.primitive = Primitive::reader;
+  return h;
+}
+
+HoldEvent writer(std::string key, std::string value, std::int64_t start, std::int64_t end,
+                 std::optional<std::uint64_t> token = std::nullopt) {
+  HoldEvent h = hold(std::move(key), std::move(value), start, end, token);
+  h.primitive = Primitive::writer;
+  return h;
+}
+
+HoldEvent key_set(std::vector<std::string> keys, std::string value, std::int64_t start,
+                  std::int64_t end) {
+  HoldEvent h = hold(keys.front(), std::move(value), start, end);
+  h.primitive = Primitive::multi;
+  h.keys = std::move(keys);
+  return h;
+}
+
 WriteEvent write(std::string key, std::uint64_t token, bool accepted, std::int64_t start,
                  std::int64_t end, bool stale = false) {
   return WriteEvent{std::move(key), "c", token, accepted, stale, start, end};
@@ -207,13 +236,134 @@ TEST(SafetyChecker, StaleWritesCountAgainstTheHighestAcceptedBefore) {
   EXPECT_EQ(r.writes_accepted, 5u);
 }
 
+// --- The family's rules ---------------------------------------------------------------------
+
+TEST(FamilyRules, KOverlappingPermitsAreLegalAndTheNextOneIsNot) {
+  const SafetyReport legal = check({permit("pool", "a", 2, 0, 100), permit("pool", "b", 2, 10, 110),
+                                    // Starts as the first ends: two live again, not three.
+                                    permit("pool", "c", 2, 100, 200)});
+  EXPECT_TRUE(legal.safe());
+  EXPECT_EQ(legal.violations, 0u);
+
+  const SafetyReport excess =
+      check({permit("pool", "a", 2, 0, 100), permit("pool", "b", 2, 10, 110),
+             permit("pool", "c", 2, 99, 200)});
+  EXPECT_FALSE(excess.safe());
+  EXPECT_EQ(excess.violations, 1u);
+  EXPECT_EQ(excess.violations_by_primitive.at("permit"), 1u);
+  EXPECT_TRUE(excess.overlap_examples.empty()) << "permits may overlap; only their number counts";
+  ASSERT_EQ(excess.excess_permit_examples.size(), 1u);
+  EXPECT_EQ(excess.excess_permit_examples[0].admitted.value, "c");
+  EXPECT_EQ(excess.excess_permit_examples[0].holders.size(), 2u);
+}
+
+TEST(FamilyRules, EveryPermitBeyondKCounts) {
+  // K = 3: five at once are two too many.
+  std::vector<Event> events;
+  for (int i = 0; i < 5; ++i) events.push_back(permit("pool", "p" + std::to_string(i), 3, i, 100));
+  EXPECT_EQ(check(events).violations, 2u);
+  // K = 1 is the exclusive lock's rule.
+  EXPECT_EQ(check({permit("one", "a", 1, 0, 100), permit("one", "b", 1, 50, 150)}).violations, 1u);
+  EXPECT_EQ(check({permit("one", "a", 1, 0, 100), permit("one", "b", 1, 100, 150)}).violations, 0u);
+}
+
+TEST(FamilyRules, PermitsOfDifferentKeysAndSegmentsOfOnePermitDoNotAddUp) {
+  EXPECT_EQ(check({permit("x", "a", 1, 0, 100), permit("y", "b", 1, 0, 100)}).violations, 0u);
+  // An extended permit logged twice is one holder.
+  EXPECT_EQ(check({permit("pool", "a", 2, 0, 100), permit("pool", "a", 2, 90, 200),
+                   permit("pool", "b", 2, 95, 150)})
+                .violations,
+            0u);
+}
+
+TEST(FamilyRules, ReadersShareAndAWriterExcludesEveryone) {
+  EXPECT_TRUE(check({reader("ledger", "r1", 0, 100), reader("ledger", "r2", 10, 110),
+                     reader("ledger", "r3", 20, 120), writer("ledger", "w1", 120, 200, 1),
+                     reader("ledger", "r4", 200, 300)})
+                  .safe());
+
+  // A reader admitted while a writer holds, and a writer admitted while a reader holds:
+  // each is counted under the one admitted against the rule.
+  const SafetyReport reader_in =
+      check({writer("ledger", "w", 0, 100, 1), reader("ledger", "r", 50, 150)});
+  EXPECT_EQ(reader_in.violations, 1u);
+  EXPECT_EQ(reader_in.violations_by_primitive.at("reader"), 1u);
+  const SafetyReport writer_in =
+      check({reader("ledger", "r1", 0, 100), reader("ledger", "r2", 10, 100),
+             writer("ledger", "w", 50, 150, 1)});
+  EXPECT_EQ(writer_in.violations, 2u);
+  EXPECT_EQ(writer_in.violations_by_primitive.at("writer"), 2u);
+  ASSERT_EQ(writer_in.overlap_examples.size(), 2u);
+  EXPECT_EQ(writer_in.overlap_examples[0].second.primitive, Primitive::writer);
+
+  EXPECT_EQ(
+      check({writer("ledger", "w1", 0, 100, 1), writer("ledger", "w2", 99, 150, 2)}).violations,
+      1u);
+}
+
+TEST(FamilyRules, WritersTokensAreOrderedAndReadersHaveNone) {
+  const SafetyReport r = check({writer("ledger", "w1", 0, 100, 5), reader("ledger", "r", 100, 150),
+                                writer("ledger", "w2", 150, 200, 4)});
+  EXPECT_EQ(r.violations, 0u);
+  EXPECT_EQ(r.token_regressions, 1u);
+}
+
+TEST(FamilyRules, AKeySetHoldsEachOfItsKeys) {
+  // {a, b} against an exclusive lock of b, and against one of c.
+  const SafetyReport on_b = check({key_set({"a", "b"}, "s", 0, 100), hold("b", "x", 50, 150)});
+  EXPECT_EQ(on_b.violations, 1u);
+  EXPECT_EQ(on_b.violations_by_primitive.at("exclusive"), 1u);
+  ASSERT_EQ(on_b.overlap_examples.size(), 1u);
+  EXPECT_EQ(on_b.overlap_examples[0].first.key, "b");
+  EXPECT_EQ(check({key_set({"a", "b"}, "s", 0, 100), hold("c", "x", 50, 150)}).violations, 0u);
+  EXPECT_EQ(
+      check({key_set({"a", "b"}, "s", 0, 100), key_set({"b", "a"}, "t", 100, 200)}).violations, 0u);
+
+  // Two sets sharing one key conflict once, on that key; sharing both, once per key.
+  const SafetyReport sets =
+      check({key_set({"a", "b"}, "s", 0, 100), key_set({"c", "b"}, "t", 50, 150)});
+  EXPECT_EQ(sets.violations, 1u);
+  EXPECT_EQ(sets.violations_by_primitive.at("multi"), 1u);
+  EXPECT_EQ(check({key_set({"a", "b"}, "s", 0, 100), key_set({"b", "a"}, "t", 50, 150)}).violations,
+            2u);
+  EXPECT_EQ(check({key_set({"a", "b"}, "s", 0, 100)}).locks, 2u);
+}
+
+TEST(FamilyRules, HoldsOfTwoKindsOnOneKeyConflict) {
+  // A key serves one kind: a reader and a permit sharing a key were admitted by nodes
+  // that should have answered wrong_kind.
+  EXPECT_EQ(check({reader("k", "r", 0, 100), permit("k", "p", 5, 50, 150)}).violations, 1u);
+  EXPECT_EQ(check({permit("k", "p", 5, 0, 100), hold("k", "x", 50, 150)}).violations, 1u);
+}
+
+TEST(FamilyRules, AcquisitionsAreCountedByPrimitive) {
+  SafetyChecker checker;
+  AttemptEvent attempt{"k", "c", AttemptResult::acquired, "", 1};
+  checker.add(attempt);
+  attempt.primitive = Primitive::permit;
+  checker.add(attempt);
+  checker.add(attempt);
+  attempt.result = AttemptResult::conflict;
+  checker.add(attempt);
+  const SafetyReport r = checker.report();
+  EXPECT_EQ(r.acquisitions, 3u);
+  EXPECT_EQ(r.acquisitions_by_primitive.at("exclusive"), 1u);
+  EXPECT_EQ(r.acquisitions_by_primitive.at("permit"), 2u);
+}
+
 TEST(EventJson, RoundTripsEveryRecord) {
-  const std::vector<Event> events = {hold("k", "v", 1, 2, 3, "p1"),
-                                     hold("k", "v", -5, 2),
-                                     write("k", 4, true, 10, 20),
-                                     write("k", 4, false, 10, 20, true),
-                                     AttemptEvent{"k", "p", AttemptResult::conflict, "", 7},
-                                     AttemptEvent{"k", "p", AttemptResult::error, "timeout", 8}};
+  const std::vector<Event> events = {
+      hold("k", "v", 1, 2, 3, "p1"),
+      hold("k", "v", -5, 2),
+      permit("pool", "p", 3, 1, 2),
+      reader("ledger", "r", 1, 2),
+      writer("ledger", "w", 1, 2, 9),
+      key_set({"a", "b"}, "s", 1, 2),
+      write("k", 4, true, 10, 20),
+      write("k", 4, false, 10, 20, true),
+      AttemptEvent{"k", "p", AttemptResult::conflict, "", 7},
+      AttemptEvent{"k", "p", AttemptResult::error, "timeout", 8},
+      AttemptEvent{"k", "p", AttemptResult::acquired, "", 9, Primitive::reader}};
   SafetyChecker direct, parsed;
   for (const Event& e : events) {
     const std::string line = to_json_line(e);
@@ -250,6 +400,36 @@ TEST(EventJson, MalformedAndForeignLinesAreCountedNotFatal) {
   EXPECT_EQ(r.error_codes.at("7"), 1u);
 }
 
+TEST(EventJson, ExclusiveRecordsCarryNoFamilyFields) {
+  // Lines of the exclusive lock read and write as they did before the family existed.
+  const std::string line = to_json_line(hold("k", "v", 1, 2, 3));
+  EXPECT_EQ(line.find("primitive"), std::string::npos) << line;
+  const auto parsed = parse_event_line(
+      R"({"type":"hold","key":"k","client":"c","value":"v","start_ns":1,"end_ns":2})");
+  ASSERT_TRUE(std::holds_alternative<Event>(parsed));
+  EXPECT_EQ(std::get<HoldEvent>(std::get<Event>(parsed)).primitive, Primitive::exclusive);
+}
+
+TEST(EventJson, FamilyRecordsNeedTheirFields) {
+  SafetyChecker checker;
+  checker.add_line(
+      R"({"type":"hold","key":"p","primitive":"permit","permits":2,"start_ns":0,"end_ns":10})");
+  checker.add_line(
+      R"({"type":"hold","primitive":"multi","keys":["a","b"],"start_ns":0,"end_ns":10})");
+  checker.add_line(R"({"type":"hold","key":"p","primitive":"permit","start_ns":0,"end_ns":10})");
+  checker.add_line(
+      R"({"type":"hold","key":"p","primitive":"permit","permits":0,"start_ns":0,"end_ns":10})");
+  checker.add_line(R"({"type":"hold","key":"k","primitive":"fair","start_ns":0,"end_ns":10})");
+  checker.add_line(R"({"type":"hold","key":"k","keys":["a"],"start_ns":0,"end_ns":10})");
+  checker.add_line(R"({"type":"hold","primitive":"multi","keys":[],"start_ns":0,"end_ns":10})");
+  checker.add_line(R"({"type":"hold","primitive":"multi","keys":[1],"start_ns":0,"end_ns":10})");
+  checker.add_line(R"({"type":"attempt","result":"acquired","primitive":"latch"})");
+  const SafetyReport r = checker.report();
+  EXPECT_EQ(r.holds, 2u);
+  EXPECT_EQ(r.locks, 3u);
+  EXPECT_EQ(r.malformed_lines, 7u);
+}
+
 TEST(ReportJson, CarriesTheScenarioCounters) {
   const auto json = to_json(check({hold("k", "v1", 0, 100, 2), hold("k", "v2", 50, 150, 1),
                                    write("k", 7, true, 0, 10), write("k", 5, true, 20, 30)}));
@@ -262,6 +442,22 @@ TEST(ReportJson, CarriesTheScenarioCounters) {
   EXPECT_EQ(json["stale_writes_accepted"], 1);
   EXPECT_EQ(json["safe"], false);
   EXPECT_EQ(json["examples"]["violations"][0]["overlap_ns"], 50);
+}
+
+TEST(ReportJson, ShowsEachPrimitivesViolationsAndTheExcessPermits) {
+  const auto json =
+      to_json(check({permit("pool", "a", 1, 0, 100), permit("pool", "b", 1, 50, 150),
+                     writer("ledger", "w", 0, 100, 1), reader("ledger", "r", 50, 150)}));
+  EXPECT_EQ(json["violations"], 2);
+  EXPECT_EQ(json["violations_by_primitive"]["permit"], 1);
+  EXPECT_EQ(json["violations_by_primitive"]["reader"], 1);
+  const auto& excess = json["examples"]["excess_permits"];
+  ASSERT_EQ(excess.size(), 1u);
+  EXPECT_EQ(excess[0]["key"], "pool");
+  EXPECT_EQ(excess[0]["permits"], 1);
+  EXPECT_EQ(excess[0]["admitted"]["value"], "b");
+  EXPECT_EQ(excess[0]["holders"][0]["value"], "a");
+  EXPECT_EQ(json["examples"]["violations"][0]["second"]["primitive"], "reader");
 }
 
 }  // namespace

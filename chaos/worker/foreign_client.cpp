@@ -66,6 +66,10 @@ class ForeignNode {
   Context context_;
 };
 
+std::int64_t to_ns(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
 constexpr const char* release_script =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
     "return 0";
@@ -102,13 +106,13 @@ void run_foreign_client(const ForeignSettings& settings, const std::string& name
       const auto acquired_at = Clock::now();
       if (grants >= quorum && acquired_at < valid_until) {
         held = true;
-        log.append(AttemptEvent{key, name, AttemptResult::acquired, "", monotonic_ns()});
-        const std::int64_t from = monotonic_ns();
+        // Both ends are the instants themselves: an interval measured from a later clock
+        // reading (after the attempt record's write, which can take a while on a loaded
+        // machine) would reach past the release and overlap this thread's next hold.
+        const std::int64_t from = to_ns(acquired_at);
+        log.append(AttemptEvent{key, name, AttemptResult::acquired, "", from});
         sleep_until(std::min(acquired_at + settings.hold, valid_until));
-        const auto used_until = std::min(Clock::now(), valid_until);
-        const std::int64_t to =
-            from +
-            std::chrono::duration_cast<std::chrono::nanoseconds>(used_until - acquired_at).count();
+        const std::int64_t to = to_ns(std::min(Clock::now(), valid_until));
         log.append(HoldEvent{key, name, value, from, to, std::nullopt});
       } else {
         log.append(AttemptEvent{key, name, AttemptResult::conflict, "", monotonic_ns()});

@@ -1,20 +1,32 @@
 // redlock-chaos-worker: one client process of a chaos scenario. Its threads contend for a
 // few keys through the public API (redlock::Client, one per process, shared by the
-// threads), write to a FencedStore inside each critical section, and log every attempt,
-// hold and write as event records for the safety checker (checker/README.md).
+// threads), write to a FencedStore inside each critical section that carries a fencing
+// token, and log every attempt, hold and write as event records for the safety checker
+// (checker/README.md).
 //
 //   redlock-chaos-worker --nodes URL,URL,... --store URL --events FILE [--id NAME]
 //       [--threads 4] [--keys 2] [--duration 10s] [--ttl 1s] [--wait 1s] [--hold 20ms]
 //       [--stall-every N] [--stall 1500ms] [--node-timeout 0] [--prefix chaos:] [--seed N]
-//       [--foreign-threads 0]
+//       [--foreign-threads 0] [--primitive exclusive|rw|semaphore|multi|mix] [--permits 2]
+//       [--unsafe-permit-quorum Q]
 //
-// --foreign-threads adds threads that lock the same keys as another Redlock client would
-// (worker/foreign_client.hpp): they never announce their releases.
+// --primitive picks what the threads take (each primitive on keys of its own, as a key
+// serves one kind of lock): exclusive locks with fencing (half of them, at random, held
+// through a ReentrantLock that is entered twice); rw, readers and fenced writers of
+// read-write locks; semaphore, one of --permits permits; multi, lock_all() of several of
+// the exclusive locks' keys; mix, any of these, drawn anew for every critical section.
 //
-// Each critical section: one fenced write at once, then the hold (or, every Nth time per
-// thread with --stall-every, a stall longer than the validity, as a paused holder would
-// do), then a second fenced write, then unlock. The second write after a stall is the one
-// fencing has to refuse once someone else has taken the lock.
+// --unsafe-permit-quorum is TEST ONLY: permits are then granted by Q nodes, below the
+// safe quorum, which lets K+1 holders coexist (worker/lowered_permit_quorum.hpp). The
+// chaos suite uses it to show that the checker catches them.
+//
+// --foreign-threads adds threads that lock the exclusive keys as another Redlock client
+// would (worker/foreign_client.hpp): they never announce their releases.
+//
+// Each critical section: one fenced write at once (with a token), then the hold (or,
+// every Nth time per thread with --stall-every, a stall longer than the validity, as a
+// paused holder would do), then a second fenced write, then unlock. The second write
+// after a stall is the one fencing has to refuse once someone else has taken the lock.
 //
 // Exits after --duration, or on SIGTERM/SIGINT once the running critical sections end.
 
@@ -25,6 +37,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -36,6 +49,7 @@
 #include "common/duration.hpp"
 #include "worker/event_log.hpp"
 #include "worker/foreign_client.hpp"
+#include "worker/lowered_permit_quorum.hpp"
 
 namespace {
 
@@ -43,6 +57,17 @@ using namespace redlock::chaos;
 using std::chrono::milliseconds;
 
 std::atomic<bool> stop_requested{false};
+
+enum class Load { exclusive, rw, semaphore, multi, mix };
+
+std::optional<Load> load_named(std::string_view name) {
+  if (name == "exclusive") return Load::exclusive;
+  if (name == "rw") return Load::rw;
+  if (name == "semaphore") return Load::semaphore;
+  if (name == "multi") return Load::multi;
+  if (name == "mix") return Load::mix;
+  return std::nullopt;
+}
 
 struct Config {
   std::vector<std::string> nodes;
@@ -61,6 +86,9 @@ struct Config {
   std::string prefix = "chaos:";
   unsigned seed = 1;
   int foreign_threads = 0;
+  Load load = Load::exclusive;
+  int permits = 2;
+  int unsafe_permit_quorum = 0;  // 0: the safe one
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -68,7 +96,8 @@ struct Config {
             << "\nusage: redlock-chaos-worker --nodes URL,... --store URL --events FILE [--id NAME]"
                " [--threads N] [--keys N] [--duration D] [--ttl D] [--wait D] [--hold D]"
                " [--stall-every N] [--stall D] [--node-timeout D] [--prefix P] [--seed N]"
-               " [--foreign-threads N]\n";
+               " [--foreign-threads N] [--primitive exclusive|rw|semaphore|multi|mix]"
+               " [--permits K] [--unsafe-permit-quorum Q]\n";
   std::exit(2);
 }
 
@@ -132,6 +161,14 @@ Config parse(int argc, char** argv) {
       c.prefix = value;
     } else if (flag == "--foreign-threads") {
       c.foreign_threads = count();
+    } else if (flag == "--primitive") {
+      auto load = load_named(value);
+      if (!load) usage("unknown primitive " + value);
+      c.load = *load;
+    } else if (flag == "--permits") {
+      c.permits = count();
+    } else if (flag == "--unsafe-permit-quorum") {
+      c.unsafe_permit_quorum = count();
     } else if (flag == "--seed") {
       c.seed = static_cast<unsigned>(count());
     } else {
@@ -142,6 +179,10 @@ Config parse(int argc, char** argv) {
     usage("--nodes, --store and --events are required");
   }
   if (c.threads < 1 || c.keys < 1) usage("--threads and --keys must be positive");
+  if (c.permits < 1) usage("--permits must be positive");
+  if (c.unsafe_permit_quorum < 0 || c.unsafe_permit_quorum > static_cast<int>(c.nodes.size())) {
+    usage("--unsafe-permit-quorum must be between 1 and the number of nodes");
+  }
   if (c.stall.count() == 0) c.stall = c.ttl * 3 / 2;
   return c;
 }
@@ -201,52 +242,150 @@ void sleep_for(milliseconds duration) {
   }
 }
 
+// What one critical section takes.
+struct Pick {
+  Primitive primitive = Primitive::exclusive;
+  std::vector<std::string> keys;  // one, or a key set's
+  bool reentrant = false;
+};
+
 class Worker {
  public:
-  Worker(const Config& config, redlock::Client& client, redlock::FencedStore& store, EventLog& log)
-      : config_(config), client_(client), store_(store), log_(log) {}
+  Worker(const Config& config, redlock::Client& client, LoweredPermitQuorum* lowered,
+         redlock::FencedStore& store, EventLog& log)
+      : config_(config), client_(client), lowered_(lowered), store_(store), log_(log) {}
 
   void run(int thread) {
     const std::string name = config_.id + "." + std::to_string(thread);
     std::mt19937 random(config_.seed * 7919u + static_cast<unsigned>(thread));
-    std::uniform_int_distribution<int> pick(0, config_.keys - 1);
     const auto deadline = std::chrono::steady_clock::now() + config_.duration;
     int holds = 0;
     while (!stop_requested && std::chrono::steady_clock::now() < deadline) {
-      const std::string key = config_.prefix + std::to_string(pick(random));
-      redlock::LockOptions options;
-      options.ttl = config_.ttl;
-      options.wait = config_.wait;
-      options.fencing = true;
-      auto result = client_.lock(key, options);
+      const Pick pick = choose(random);
+      const std::string& key = pick.keys.front();
+      auto result = acquire(pick);
       const std::int64_t at = monotonic_ns();
       if (!result) {
         const bool conflict = result.error() == redlock::errc::conflict;
         log_.append(AttemptEvent{key, name,
                                  conflict ? AttemptResult::conflict : AttemptResult::error,
-                                 conflict ? "" : code_name(result.code()), at});
+                                 conflict ? "" : code_name(result.code()), at, pick.primitive});
         // Errors come back at once while nodes are down; do not spin on them.
         if (!conflict) sleep_for(milliseconds(20));
         continue;
       }
-      log_.append(AttemptEvent{key, name, AttemptResult::acquired, "", at});
-      redlock::Lock& lock = *result;
-      const std::uint64_t token = lock.fencing_token().value_or(0);
+      log_.append(AttemptEvent{key, name, AttemptResult::acquired, "", at, pick.primitive});
+      // The owner of a reentrant lock enters it again for a nested section, which sends
+      // nothing and must leave the lock held on the nodes after the nested leave.
+      std::optional<redlock::ReentrantLock> reentrant;
+      if (pick.reentrant) reentrant.emplace(std::move(*result));
+      redlock::Lock& lock = reentrant ? reentrant->lock() : *result;
+      const std::optional<std::uint64_t> token = lock.fencing_token();
       const std::int64_t valid_until = to_ns(lock.valid_until());
 
-      fenced_write(name, key, token, lock.value());
+      if (token) fenced_write(name, key, *token, lock.value());
+      const bool nested = reentrant && reentrant->reenter();
       const bool stall = config_.stall_every > 0 && ++holds % config_.stall_every == 0;
       sleep_for(stall ? config_.stall : config_.hold);
-      fenced_write(name, key, token, lock.value());
+      if (nested) (void)reentrant->unlock();
+      if (token) fenced_write(name, key, *token, lock.value());
 
       // The holder stops relying on the lock here, or its validity ended earlier.
       const std::int64_t released = monotonic_ns();
-      log_.append(HoldEvent{key, name, lock.value(), at, std::min(valid_until, released), token});
-      (void)lock.unlock();
+      HoldEvent record{key, name, lock.value(), at, std::min(valid_until, released), token};
+      record.primitive = pick.primitive;
+      if (pick.primitive == Primitive::permit) record.permits = config_.permits;
+      if (pick.primitive == Primitive::multi) record.keys = pick.keys;
+      log_.append(record);
+      (void)(reentrant ? reentrant->unlock() : lock.unlock());
     }
   }
 
  private:
+  // Each primitive has keys of its own (a key serves one kind of lock); key sets and the
+  // exclusive lock share theirs, as lock_all() and lock() exclude each other key by key.
+  std::string key(std::string_view kind, int index) const {
+    return config_.prefix + std::string(kind) + std::to_string(index);
+  }
+
+  Pick choose(std::mt19937& random) const {
+    std::uniform_int_distribution<int> any_key(0, config_.keys - 1);
+    std::bernoulli_distribution coin;
+    Primitive primitive = Primitive::exclusive;
+    switch (config_.load) {
+      case Load::exclusive:
+        break;
+      case Load::rw:
+        primitive = coin(random) ? Primitive::reader : Primitive::writer;
+        break;
+      case Load::semaphore:
+        primitive = Primitive::permit;
+        break;
+      case Load::multi:
+        primitive = Primitive::multi;
+        break;
+      case Load::mix: {
+        constexpr Primitive all[] = {Primitive::exclusive, Primitive::multi, Primitive::reader,
+                                     Primitive::writer, Primitive::permit};
+        primitive = all[std::uniform_int_distribution<int>(0, 4)(random)];
+        break;
+      }
+    }
+    Pick pick{primitive, {}, false};
+    switch (primitive) {
+      case Primitive::exclusive:
+        pick.keys = {key("", any_key(random))};
+        pick.reentrant = coin(random);
+        break;
+      case Primitive::reader:
+      case Primitive::writer:
+        pick.keys = {key("rw:", any_key(random))};
+        break;
+      case Primitive::permit:
+        // In the mix a fifth of the threads want a permit at a time: on one semaphore
+        // that is more than K, so holders wait for permits as they do for the locks.
+        pick.keys = {key("sem:", config_.load == Load::mix ? 0 : any_key(random))};
+        break;
+      case Primitive::multi: {
+        // Two keys or more when there are, in any order: sets overlap in opposite orders.
+        std::vector<int> order(static_cast<std::size_t>(config_.keys));
+        for (int i = 0; i < config_.keys; ++i) order[static_cast<std::size_t>(i)] = i;
+        std::shuffle(order.begin(), order.end(), random);
+        const int size =
+            std::uniform_int_distribution<int>(std::min(2, config_.keys), config_.keys)(random);
+        for (int i = 0; i < size; ++i)
+          pick.keys.push_back(key("", order[static_cast<std::size_t>(i)]));
+        break;
+      }
+    }
+    return pick;
+  }
+
+  redlock::Result<redlock::Lock> acquire(const Pick& pick) {
+    redlock::LockOptions options;
+    options.ttl = config_.ttl;
+    options.wait = config_.wait;
+    const std::string& key = pick.keys.front();
+    switch (pick.primitive) {
+      case Primitive::exclusive:
+        options.fencing = true;
+        return client_.lock(key, options);
+      case Primitive::multi:
+        return client_.lock_all(pick.keys, options);
+      case Primitive::reader:
+        return client_.read_lock(key, options);
+      case Primitive::writer:
+        options.fencing = true;
+        return client_.write_lock(key, options);
+      case Primitive::permit: {
+        const redlock::SemaphoreOptions permit{.permits = config_.permits, .lock = options};
+        return lowered_ ? lowered_->acquire_permit(key, permit)
+                        : client_.acquire_permit(key, permit);
+      }
+    }
+    return client_.lock(key, options);
+  }
+
   void fenced_write(const std::string& name, const std::string& key, std::uint64_t token,
                     const std::string& value) {
     const std::int64_t start = monotonic_ns();
@@ -258,6 +397,7 @@ class Worker {
 
   const Config& config_;
   redlock::Client& client_;
+  LoweredPermitQuorum* lowered_;  // null unless --unsafe-permit-quorum
   redlock::FencedStore& store_;
   EventLog& log_;
 };
@@ -279,9 +419,16 @@ int main(int argc, char** argv) {
     // A restarted node should rejoin within milliseconds, not after a long backoff.
     options.reconnect_min = milliseconds(5);
     options.reconnect_max = milliseconds(100);
-    auto client = redlock::Client::create(options);
+    std::shared_ptr<redlock::Client> client;
+    std::unique_ptr<LoweredPermitQuorum> lowered;
+    if (config.unsafe_permit_quorum > 0) {
+      lowered = std::make_unique<LoweredPermitQuorum>(options, config.unsafe_permit_quorum);
+    } else {
+      client = redlock::Client::create(options);
+    }
+    redlock::Client& api = lowered ? lowered->client() : *client;
     auto store = redlock::FencedStore::create(config.store);
-    Worker worker(config, *client, *store, log);
+    Worker worker(config, api, lowered.get(), *store, log);
     std::vector<std::thread> threads;
     for (int t = 0; t < config.threads; ++t) threads.emplace_back([&worker, t] { worker.run(t); });
     ForeignSettings foreign{config.nodes, config.prefix, config.keys,     config.ttl,
@@ -294,7 +441,7 @@ int main(int argc, char** argv) {
       });
     }
     for (auto& thread : threads) thread.join();
-    client->close();
+    api.close();
   } catch (const std::exception& error) {
     std::cerr << "redlock-chaos-worker: " << error.what() << "\n";
     return 1;

@@ -1,0 +1,36 @@
+#include "worker/lowered_permit_quorum.hpp"
+
+#include <string>
+#include <utility>
+
+#include "client/client_access.hpp"
+#include "client/engine.hpp"
+#include "client/family/held.hpp"
+#include "client/lock_state.hpp"
+#include "client/sync_call.hpp"
+
+namespace redlock::chaos {
+
+LoweredPermitQuorum::LoweredPermitQuorum(const Options& options, int quorum)
+    : engine_(detail::Engine::create(options)),
+      client_(detail::ClientAccess::make(engine_)),
+      quorum_(quorum) {}
+
+Result<Lock> LoweredPermitQuorum::acquire_permit(std::string_view key,
+                                                 const SemaphoreOptions& options) {
+  auto held = std::make_shared<detail::Held>();
+  held->primitive = detail::Primitive::permit;
+  held->key = std::string(key);
+  held->permits = options.permits;
+  held->quorum = quorum_;
+  auto acquired = detail::call_sync<std::shared_ptr<detail::LockState>>(
+      *engine_, "acquire_permit",
+      [engine = engine_, held = std::shared_ptr<const detail::Held>(std::move(held)),
+       lock = options.lock](auto deliver) mutable {
+        detail::start_family_acquire(engine, std::move(held), std::move(lock), std::move(deliver));
+      });
+  if (!acquired) return std::move(acquired).error();
+  return Lock(std::move(*acquired));
+}
+
+}  // namespace redlock::chaos
