@@ -17,7 +17,8 @@ using EntropySource = int (*)(unsigned char* buffer, int size);
 /// would let another client release or extend our lock.
 void fill_random(void* buffer, std::size_t size, EntropySource source = nullptr);
 
-/// 32 lowercase hex characters from `source` (nullptr: RAND_bytes); aborts as fill_random.
+/// 32 lowercase hex characters from `source` (nullptr: RAND_bytes, drawn 32 values at a
+/// time per thread; a forked child never reuses its parent's); aborts as fill_random.
 std::string new_lock_value(EntropySource source = nullptr);
 
 }  // namespace redlock::core

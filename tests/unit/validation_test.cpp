@@ -4,6 +4,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <set>
 
@@ -115,6 +117,37 @@ TEST(LockValue, HexOf128RandomBitsAndUnique) {
     seen.insert(value);
   }
   EXPECT_EQ(seen.size(), 1000u);
+}
+
+// Values are drawn from RAND_bytes several at a time. A child forked after its parent made
+// one must not make the parent's next value from the bytes it inherited.
+TEST(LockValue, AForkedChildNeverRepeatsItsParentsValues) {
+  (void)new_lock_value();  // the parent's thread now holds unused bytes
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    const std::string value = new_lock_value();
+    const auto written = write(fds[1], value.data(), value.size());
+    _exit(written == static_cast<ssize_t>(value.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  char buffer[32];
+  std::size_t got = 0;
+  while (got < sizeof buffer) {
+    const auto n = read(fds[0], buffer + got, sizeof buffer - got);
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_EQ(got, sizeof buffer);
+  const std::string in_child(buffer, sizeof buffer);
+  std::set<std::string> parents;
+  for (int i = 0; i < 40; ++i) parents.insert(new_lock_value());
+  EXPECT_EQ(parents.count(in_child), 0u) << "the child made one of its parent's values";
 }
 
 // The value is made from the source's bytes, high nibble first.
