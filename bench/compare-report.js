@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 'use strict';
 // The Markdown report of bench/compare: medians per workload and client (each metric's
-// median over the runs, independently), the raw Redis limit of the same run, and every
-// performance target as a ratio with its verdict.
+// median over the runs, independently), the raw Redis limit of the same run, every row
+// as a ratio to the limit of a cycle (redlock-fanout-limit) and to node-redlock, and
+// every performance target as a ratio with its verdict.
 //
 //   node bench/compare-report.js raw.jsonl results.jsonl
 
@@ -14,6 +15,10 @@ for (const line of lines) {
   if (!line.trim().startsWith('{')) continue;
   try { rows.push(JSON.parse(line)); } catch (_) { /* not a result line */ }
 }
+// A limit run whose cycles did not all lock and unlock measured nothing (it exits non-zero
+// and says so); it must not become the yardstick.
+const usable = (r) => r.bench !== 'redlock-fanout-limit' || r.granted_reply_ratio >= 0.99;
+rows.splice(0, rows.length, ...rows.filter(usable));
 
 const median = (values) => {
   const v = values.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
@@ -29,7 +34,7 @@ const get = (o, path) => path.split('.').reduce((a, k) => (a == null ? a : a[k])
 const fmt = (x, digits = 1) => (x == null ? '–' : Number(x).toFixed(digits).replace(/\.0+$/, ''));
 const ratio = (a, b) => (a == null || b == null || b === 0 ? null : a / b);
 
-const SIDES = { ours: 'redlock-bench', node: 'redlock-bench.js' };
+const SIDES = { ours: 'redlock-bench', node: 'redlock-bench.js', limit: 'redlock-fanout-limit' };
 const runsOf = (label, side) => rows.filter((r) => r.label === label && r.bench === SIDES[side]);
 const med = (label, side, path) => median(runsOf(label, side).map((r) => get(r, path)));
 const max = (label, side, path) => worst(runsOf(label, side).map((r) => get(r, path)));
@@ -38,7 +43,7 @@ const raw = (test, pipeline, field) => median(rows.filter((r) => r.bench === 're
 
 const out = [];
 const runs = Math.max(0, ...rows.filter((r) => r.run).map((r) => r.run));
-out.push(`# redlock-bench vs node-redlock (medians of ${runs} runs, ${rows.find((r) => r.host)?.host.cpus ?? '?'} cores)`);
+out.push(`# redlock-bench vs node-redlock and the limit (medians of ${runs} runs, ${rows.find((r) => r.host)?.host.cpus ?? '?'} cores)`);
 out.push('');
 
 // --- the raw limit ---------------------------------------------------------------------
@@ -66,7 +71,7 @@ out.push('| workload | client | cycles/s | attempts/s | acquire p50 / p99 ms | f
 out.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 const labels = [...new Set(rows.filter((r) => r.label).map((r) => r.label))];
 for (const label of labels) {
-  for (const side of ['ours', 'node']) {
+  for (const side of ['ours', 'node', 'limit']) {
     const rs = runsOf(label, side);
     if (!rs.length) continue;
     const m = (path) => med(label, side, path);
@@ -88,6 +93,41 @@ out.push('"failure max" is the worst run. "fairness" is Jain\'s index of the cyc
   'shares). "reconnects": connections the (unpaused) nodes accepted inside the window, i.e. reconnections after ' +
   'dropped connections. async rows: redlock-bench drives lock_async() chains, each awaiting its unlock_async() ' +
   'before the next attempt; node-redlock runs with ioredis auto-pipelining.');
+out.push('');
+
+// --- every row against the limit and node-redlock --------------------------------------
+// The limit is the least work a cycle can cost on these nodes, measured for distinct keys
+// on healthy nodes with as many cycles in lockstep as the row has workers; a hot-key or
+// paused-node row has no such limit. The node-redlock row is the same workload's, or,
+// for a variant only we run (-async, -t1000), that of the workload it varies.
+const limitOf = (workers, path) => median(rows.filter((r) => r.bench === SIDES.limit && r.workers === workers)
+  .map((r) => get(r, path)));
+const nodeLabel = (label) => (runsOf(label, 'node').length ? label : label.replace(/-(async|t\d+)$/, ''));
+out.push('## Every row against the limit and node-redlock');
+out.push('');
+out.push('| workload | client | cycles/s | × limit | × node-redlock | acquire p50 ms | × limit | × node-redlock | ' +
+  'client CPU µs/cycle | × limit | × node-redlock | Redis CPU µs/cycle | × limit | × node-redlock |');
+out.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+const METRICS = [['ops_per_s', 0], ['acquire_ms.p50', 3], ['cpu_us_per_cycle.total', 1], ['redis_cpu_us_per_cycle', 1]];
+for (const label of labels) {
+  for (const side of ['ours', 'node', 'limit']) {
+    const rs = runsOf(label, side);
+    if (!rs.length) continue;
+    const bounded = rs[0].mode === 'distinct' && !rs[0].paused_nodes;
+    const cells = [label, rs[0].lib];
+    for (const [path, digits] of METRICS) {
+      const value = med(label, side, path);
+      const limit = bounded && side !== 'limit' ? limitOf(rs[0].workers, path) : null;
+      const theirs = side === 'ours' ? med(nodeLabel(label), 'node', path) : null;
+      cells.push(fmt(value, digits), fmt(ratio(value, limit), 2), fmt(ratio(value, theirs), 2));
+    }
+    out.push(`| ${cells.join(' | ')} |`);
+  }
+}
+out.push('');
+out.push('× limit: the row\'s median over that of redlock-fanout-limit with as many cycles in lockstep as the row has ' +
+  'workers, in the same run (distinct keys, healthy nodes only). × node-redlock: over the same workload\'s ' +
+  'node-redlock row (auto-pipelined for the -async rows). Above 1 is more cycles/s, or more time or CPU.');
 out.push('');
 
 // --- targets ---------------------------------------------------------------------------
@@ -166,6 +206,36 @@ for (const label of ['pause3-1', 'pause3-1-t500']) {
   const theirs = max('pause3-1', 'node', 'acquire_fail_ms.p50');
   target(`3 of 5 paused: slowest failure (node timeout ${timeout} ms)`, `${fmt(ours, 1)} ms`, theirs,
     `${fmt(theirs, 0)} ms (node-redlock failure p50 at a 500 ms command timeout)`, ours, `≤ ${timeout + 10} ms`, ours <= timeout + 10);
+}
+
+// Against the limit: how much of what the machine allows the library reaches.
+for (const [label, driver, most] of [['distinct-128', 'threads', 0.5], ['distinct-128-async', 'async', 0.8]]) {
+  const ours = med(label, 'ours', 'ops_per_s');
+  const limit = limitOf(128, 'ops_per_s');
+  const r = ratio(ours, limit);
+  target(`128 workers, distinct: cycles/s (${driver}) vs the limit`, fmt(ours, 0), limit, `${fmt(limit, 0)} (limit, B = 128)`,
+    r, `≥ ${most}`, r >= most);
+}
+for (const [label, driver, most] of [['distinct-1', 'threads', 1.25], ['distinct-1-async', 'async', 1.15]]) {
+  const ours = med(label, 'ours', 'acquire_ms.p50');
+  const limit = limitOf(1, 'acquire_ms.p50');
+  const r = ratio(ours, limit);
+  target(`1 worker: acquire p50 (${driver}) vs the limit`, `${fmt(ours, 3)} ms`, limit, `${fmt(limit, 3)} ms (limit, B = 1)`,
+    r, `≤ ${most}`, r <= most);
+}
+for (const [label, driver, most] of [['distinct-128', 'threads', 5], ['distinct-128-async', 'async', 2]]) {
+  const ours = med(label, 'ours', 'cpu_us_per_cycle.total');
+  const limit = limitOf(128, 'cpu_us_per_cycle.total');
+  const r = ratio(ours, limit);
+  target(`128 workers: client CPU per cycle (${driver}) vs the limit`, `${fmt(ours)} µs`, limit,
+    `${fmt(limit)} µs (limit, B = 128)`, r, `≤ ${most}`, r <= most);
+}
+for (const [label, driver] of [['distinct-128', 'threads'], ['distinct-128-async', 'async']]) {
+  const ours = med(label, 'ours', 'redis_cpu_us_per_cycle');
+  const limit = limitOf(128, 'redis_cpu_us_per_cycle');
+  const r = ratio(ours, limit);
+  target(`128 workers: the nodes' CPU per cycle (${driver}) vs the limit`, `${fmt(ours)} µs`, limit,
+    `${fmt(limit)} µs (limit, B = 128)`, r, '≤ 1.2', r <= 1.2);
 }
 out.push('');
 process.stdout.write(`${out.join('\n')}\n`);

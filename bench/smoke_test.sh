@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # bench_smoke: redlock-bench runs for about a second per workload (each driver, and each
 # mode of the lock family) against five fresh local nodes and prints one
-# redlock-bench/v1 line with completed cycles. Not a timing test: any cycles/s above
+# redlock-bench/v1 line with completed cycles; so does redlock-fanout-limit, whose line
+# must carry the fields bench/compare joins on. Not a timing test: any cycles/s above
 # zero passes.
 #
-#   smoke_test.sh path/to/redlock-bench path/to/compose/local-cluster
+#   smoke_test.sh path/to/redlock-bench path/to/compose/local-cluster [path/to/redlock-fanout-limit]
 set -euo pipefail
 bench=$1
 cluster=$2
+limit=${3:-}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench-smoke.XXXXXX")
 cleanup() { "$cluster" stop --dir "$dir" --purge -q >/dev/null 2>&1 || true; rm -rf "$dir"; }
 trap cleanup EXIT
@@ -40,3 +42,30 @@ assert run["release_ms"]["n"] == run["cycles"], run["release_ms"]
 print("ok:", run["lib"], run["mode"], run["cycles"], "cycles")
 PY
 done
+
+[[ -n $limit ]] || exit 0
+line=$("$limit" --nodes "$nodes" --workers 4 --duration 0.5 --warmup 0.1 --label smoke --run 2)
+echo "$line"
+python3 - "$line" <<'PY'
+import json, sys
+run = json.loads(sys.argv[1])
+# The fields bench/compare and its charts read, with redlock-bench's names and types.
+assert run["schema"] == "redlock-bench/v1", run["schema"]
+assert run["bench"] == "redlock-fanout-limit", run["bench"]
+assert (run["label"], run["run"], run["mode"]) == ("smoke", 2, "distinct"), run
+assert (run["workers"], run["nodes"], run["quorum"]) == (4, 5, 3), run
+assert run["cycles"] > 0 and run["cycles"] % 4 == 0, run["cycles"]
+assert run["failures"] == 0 and run["granted_reply_ratio"] == 1.0, run
+assert run["ops_per_s"] > 0 and run["elapsed_s"] > 0, run
+for field in ("acquire_ms", "release_ms", "cycle_ms"):
+    summary = run[field]
+    assert set(summary) == {"n", "p50", "p90", "p99", "max", "mean"}, summary
+    assert summary["n"] == run["cycles"], (field, summary)
+    assert 0 < summary["p50"] <= summary["p90"] <= summary["p99"] <= summary["max"], summary
+assert run["cpu_us_per_cycle"]["total"] > 0, run["cpu_us_per_cycle"]
+# Two commands per node and cycle; the release script's GET and DEL count as commands too.
+assert run["redis_commands_per_cycle"] >= 10, run["redis_commands_per_cycle"]
+assert run["redis_cpu_us_per_cycle"] > 0, run
+assert run["host"]["cpus"] >= 1, run["host"]
+print("ok: fanout limit", run["cycles"], "cycles")
+PY

@@ -1,53 +1,15 @@
 #include "report.hpp"
 
-#include <sys/utsname.h>
-
 #include <algorithm>
-#include <cmath>
-#include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
+
+#include "json_fields.hpp"
 
 namespace redlock_bench {
 
 namespace {
 
 using nlohmann::ordered_json;
-
-// Scaled by a power of ten and divided back, so 6.3 prints as 6.3, not 6.300000000000001.
-double round_to(double value, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  return std::round(value * scale) / scale;
-}
-
-ordered_json latency(LatencySamples& samples) {
-  const auto summary = samples.summarize();
-  auto field = [](const std::optional<double>& value) -> ordered_json {
-    return value ? ordered_json(*value) : ordered_json(nullptr);
-  };
-  return ordered_json{{"n", summary.n},
-                      {"p50", field(summary.p50)},
-                      {"p90", field(summary.p90)},
-                      {"p99", field(summary.p99)},
-                      {"max", field(summary.max)},
-                      {"mean", field(summary.mean)}};
-}
-
-ordered_json per(double amount, std::uint64_t count) {
-  if (count == 0) return nullptr;
-  return round_to(amount / double(count), 1);
-}
-
-ordered_json host() {
-  double load = 0;
-  std::ifstream("/proc/loadavg") >> load;
-  utsname names{};
-  ::uname(&names);
-  return ordered_json{{"cpus", std::thread::hardware_concurrency()},
-                      {"loadavg_1m", round_to(load, 2)},
-                      {"kernel", names.release}};
-}
 
 // min and max cycles of one worker, and Jain's fairness index (1 = every worker got the
 // same share, 1/W = one worker got everything).
@@ -66,18 +28,6 @@ ordered_json worker_share(const std::vector<std::uint64_t>& cycles) {
       {"fairness", squares > 0
                        ? ordered_json(round_to(sum * sum / (double(cycles.size()) * squares), 3))
                        : ordered_json(nullptr)}};
-}
-
-std::string iso_now() {
-  char text[32];
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  tm utc{};
-  ::gmtime_r(&now.tv_sec, &utc);
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
-  char millis[24];
-  std::snprintf(millis, sizeof millis, ".%03ldZ", now.tv_nsec / 1'000'000);
-  return std::string(text) + millis;
 }
 
 }  // namespace
@@ -133,10 +83,10 @@ std::string report_line(RunFacts facts) {
   out["ops_per_s"] = round_to(double(tally.cycles) / elapsed, 1);
   out["attempts_per_s"] = round_to(double(tally.attempts) / elapsed, 1);
   out["cycles_per_worker"] = worker_share(tally.cycles_by_worker);
-  out["acquire_ms"] = latency(tally.acquire_ok);
-  out["acquire_fail_ms"] = latency(tally.acquire_fail);
-  out["release_ms"] = latency(tally.release);
-  out["cycle_ms"] = latency(tally.cycle);
+  out["acquire_ms"] = latency_json(tally.acquire_ok);
+  out["acquire_fail_ms"] = latency_json(tally.acquire_fail);
+  out["release_ms"] = latency_json(tally.release);
+  out["cycle_ms"] = latency_json(tally.cycle);
   out["cpu_us_per_cycle"] = {{"user", per(facts.usage.user_us, tally.cycles)},
                              {"system", per(facts.usage.system_us, tally.cycles)},
                              {"total", per(cpu_total, tally.cycles)}};
@@ -165,7 +115,7 @@ std::string report_line(RunFacts facts) {
   out["redis_reconnects"] =
       facts.redis ? ordered_json(facts.redis->connections) : ordered_json(nullptr);
   if (!facts.all_workers_stopped) out["workers_not_stopped"] = true;
-  out["host"] = host();
+  out["host"] = host_json();
   out["ts"] = iso_now();
   return out.dump();
 }

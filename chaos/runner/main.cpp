@@ -29,6 +29,7 @@
 #include "checker/report_json.hpp"
 #include "checker/safety_checker.hpp"
 #include "common/duration.hpp"
+#include "runner/run_progress.hpp"
 #include "runner/scenario.hpp"
 #include "worker/event_log.hpp"
 
@@ -335,15 +336,20 @@ void print_table(const json& scenarios) {
 int main(int argc, char** argv) {
   const std::vector<Scenario> catalogue = all_scenarios();
   const Config config = parse(argc, argv, catalogue);
+  std::vector<const Scenario*> selected;
+  for (const Scenario& scenario : catalogue) {
+    if (config.scenarios.empty() || std::find(config.scenarios.begin(), config.scenarios.end(),
+                                              scenario.name) != config.scenarios.end()) {
+      selected.push_back(&scenario);
+    }
+  }
   json scenarios = json::array();
   bool all_passed = true;
-  for (const Scenario& scenario : catalogue) {
-    if (!config.scenarios.empty() && std::find(config.scenarios.begin(), config.scenarios.end(),
-                                               scenario.name) == config.scenarios.end()) {
-      continue;
-    }
-    std::cerr << "scenario " << scenario.name << " (" << config.duration.count() / 1000.0
-              << " s): " << scenario.description << std::endl;
+  RunProgress progress(selected.size(), config.duration);
+  for (const Scenario* each : selected) {
+    const Scenario& scenario = *each;
+    std::cerr << progress.starting(scenario.name) << ": " << scenario.description << std::endl;
+    const auto started = Clock::now();
     json result;
     try {
       result = run_scenario(scenario, config);
@@ -361,6 +367,11 @@ int main(int argc, char** argv) {
                 {"passed", false},
                 {"failures", {std::string("could not run: ") + error.what()}}};
     }
+    const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+    progress.finished(took);
+    std::cerr << "scenario " << scenario.name << ": "
+              << (result["passed"].get<bool>() ? "ok" : "FAILED") << " in " << human_duration(took)
+              << std::endl;
     all_passed = all_passed && result["passed"].get<bool>();
     scenarios.push_back(std::move(result));
   }
