@@ -17,7 +17,6 @@ double granted_ratio(const LimitRun& run) {
 
 std::string limit_report_line(LimitRun& run) {
   const LimitOptions& options = *run.options;
-  const double cpu_total = run.usage.user_us + run.usage.system_us;
   const double elapsed = run.elapsed_s;
 
   ordered_json out;
@@ -64,16 +63,8 @@ std::string limit_report_line(LimitRun& run) {
   out["acquire_fail_ms"] = latency_json(run.acquire_fail);
   out["release_ms"] = latency_json(run.release);
   out["cycle_ms"] = latency_json(run.cycle);
-  out["cpu_us_per_cycle"] = {{"user", per(run.usage.user_us, run.cycles)},
-                             {"system", per(run.usage.system_us, run.cycles)},
-                             {"total", per(cpu_total, run.cycles)}};
-  out["cpu_us_per_attempt"] = {{"total", per(cpu_total, run.attempts)}};
-  out["client_cpu_util"] = round_to(cpu_total / 1e6 / elapsed, 3);
-  out["client_ctx_switches_per_cycle"] = {
-      {"voluntary", per(double(run.usage.voluntary_switches), run.cycles)},
-      {"involuntary", per(double(run.usage.involuntary_switches), run.cycles)}};
-  out["client_rss_mb"] = round_to(run.rss_end_mb, 1);
-  out["client_rss_growth_mb"] = round_to(run.rss_end_mb - run.rss_start_mb, 1);
+  add_client_cost(out, run.usage, run.rss_start_mb, run.rss_end_mb, run.cycles, run.attempts,
+                  elapsed);
   if (run.redis) {
     out["redis_cpu_us_per_cycle"] = per(run.redis->cpu_us, run.cycles);
     out["redis_cpu_us_per_attempt"] = per(run.redis->cpu_us, run.attempts);

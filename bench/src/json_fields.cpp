@@ -57,4 +57,20 @@ std::string iso_now() {
   return std::string(text) + millis;
 }
 
+void add_client_cost(nlohmann::ordered_json& out, const ProcessUsage& usage, double rss_start_mb,
+                     double rss_end_mb, std::uint64_t cycles, std::uint64_t attempts,
+                     double elapsed_s) {
+  const double cpu_total = usage.user_us + usage.system_us;
+  out["cpu_us_per_cycle"] = {{"user", per(usage.user_us, cycles)},
+                             {"system", per(usage.system_us, cycles)},
+                             {"total", per(cpu_total, cycles)}};
+  out["cpu_us_per_attempt"] = {{"total", per(cpu_total, attempts)}};
+  out["client_cpu_util"] = round_to(cpu_total / 1e6 / elapsed_s, 3);
+  out["client_ctx_switches_per_cycle"] = {
+      {"voluntary", per(double(usage.voluntary_switches), cycles)},
+      {"involuntary", per(double(usage.involuntary_switches), cycles)}};
+  out["client_rss_mb"] = round_to(rss_end_mb, 1);
+  out["client_rss_growth_mb"] = round_to(rss_end_mb - rss_start_mb, 1);
+}
+
 }  // namespace redlock_bench

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "latency.hpp"
+#include "process_usage.hpp"
 
 namespace redlock_bench {
 
@@ -17,6 +18,12 @@ double round_to(double value, int decimals);
 nlohmann::ordered_json latency_json(LatencySamples& samples);
 /// amount / count to one decimal, null when nothing was counted.
 nlohmann::ordered_json per(double amount, std::uint64_t count);
+/// The client's own cost over the window, in the schema's order: cpu_us_per_cycle,
+/// cpu_us_per_attempt, client_cpu_util, client_ctx_switches_per_cycle, client_rss_mb and
+/// client_rss_growth_mb.
+void add_client_cost(nlohmann::ordered_json& out, const ProcessUsage& usage, double rss_start_mb,
+                     double rss_end_mb, std::uint64_t cycles, std::uint64_t attempts,
+                     double elapsed_s);
 /// {cpus, loadavg_1m, kernel}: what the run shared the machine with.
 nlohmann::ordered_json host_json();
 /// Now, UTC, ISO 8601 with milliseconds.

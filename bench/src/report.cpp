@@ -35,7 +35,6 @@ ordered_json worker_share(const std::vector<std::uint64_t>& cycles) {
 std::string report_line(RunFacts facts) {
   const Config& config = *facts.config;
   Tally& tally = facts.tally;
-  const double cpu_total = facts.usage.user_us + facts.usage.system_us;
   const double elapsed = facts.elapsed_s;
   const bool threads = config.driver == DriverKind::threads;
 
@@ -87,16 +86,8 @@ std::string report_line(RunFacts facts) {
   out["acquire_fail_ms"] = latency_json(tally.acquire_fail);
   out["release_ms"] = latency_json(tally.release);
   out["cycle_ms"] = latency_json(tally.cycle);
-  out["cpu_us_per_cycle"] = {{"user", per(facts.usage.user_us, tally.cycles)},
-                             {"system", per(facts.usage.system_us, tally.cycles)},
-                             {"total", per(cpu_total, tally.cycles)}};
-  out["cpu_us_per_attempt"] = {{"total", per(cpu_total, tally.attempts)}};
-  out["client_cpu_util"] = round_to(cpu_total / 1e6 / elapsed, 3);
-  out["client_ctx_switches_per_cycle"] = {
-      {"voluntary", per(double(facts.usage.voluntary_switches), tally.cycles)},
-      {"involuntary", per(double(facts.usage.involuntary_switches), tally.cycles)}};
-  out["client_rss_mb"] = round_to(facts.rss_end_mb, 1);
-  out["client_rss_growth_mb"] = round_to(facts.rss_end_mb - facts.rss_start_mb, 1);
+  add_client_cost(out, facts.usage, facts.rss_start_mb, facts.rss_end_mb, tally.cycles,
+                  tally.attempts, elapsed);
   out["bench_samples_mb"] = round_to(double(tally.sample_bytes()) / (1024.0 * 1024.0), 1);
   // Per-cycle server costs only when every node is counted, as in the shared schema.
   if (facts.redis && config.pause == 0) {
