@@ -8,38 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "client/acquire_reply.hpp"
 #include "client/timer.hpp"
 #include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
 
 namespace {
-
-NodeReply failure(const net::ReplyView& view) {
-  NodeReply reply;
-  reply.error = view.error;
-  reply.detail = std::string(view.detail);
-  if (view.error == errc::timeout) {
-    reply.status = NodeStatus::timeout;
-  } else if (view.error == errc::cancelled) {
-    reply.status = NodeStatus::cancelled;
-  } else if (view.error == errc::redis_error || view.error == errc::protocol_error) {
-    reply.status = NodeStatus::redis_error;
-  } else {
-    // connection_error, auth_error, tls_error, overloaded: the node is not usable now.
-    reply.status = NodeStatus::connection_error;
-  }
-  return reply;
-}
-
-NodeReply unexpected(std::string_view operation, const redisReply* reply, std::string_view where) {
-  NodeReply result;
-  result.status = NodeStatus::redis_error;
-  result.error = make_error_code(errc::protocol_error);
-  result.detail = std::string(where) + ": unexpected reply to the " + std::string(operation) +
-                  " script: " + describe_reply(reply);
-  return result;
-}
 
 bool is_integer(const redisReply* reply, long long value) {
   return reply->type == REDIS_REPLY_INTEGER && reply->integer == value;
@@ -55,12 +30,16 @@ std::string decimal(std::uint64_t value) {
 class RedisNode final : public Node {
  public:
   RedisNode(uv_loop_s* loop, net::ConnectionOptions options)
-      : name_(options.endpoint.display), where_(options.endpoint.display), loop_(loop) {
+      : name_(options.endpoint.display),
+        where_(options.endpoint.display),
+        loop_(loop),
+        probe_timeout_(options.connect_timeout) {
     // The connection calls this only while it is open, and it is closed before this node
     // goes away (connection_ is the last member).
     // An on_ready already set (the observer's) runs first.
     options.on_ready = [this, observed = std::move(options.on_ready)] {
       if (observed) observed();
+      probe_set_nx_get();
       resend_releases();
     };
     connection_.reset(net::Connection::create(loop, std::move(options)));
@@ -71,36 +50,20 @@ class RedisNode final : public Node {
   const std::string& name() const noexcept override { return name_; }
 
   void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
-               bool fencing, std::chrono::milliseconds timeout, NodeCallback done) override {
+               bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,
+               NodeCallback done) override {
+    // Fencing needs the counter's INCR in the same atomic step as the SET: the script.
+    if (!fencing && set_nx_get_ == SetNxGet::accepted && connection_) {
+      return acquire_with_set(key, value, ttl, holder_ttl, timeout, std::move(done));
+    }
     const std::string fence_key = std::string(key) + scripts::fence_suffix;
     const std::string ttl_ms = std::to_string(ttl.count());
     const std::array<std::string_view, 2> keys{key, fence_key};
     const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
     submit(scripts::acquire(), keys, args, timeout,
-           [done = std::move(done), where = where_](const net::ReplyView& view) {
-             if (view.error) return done(failure(view));
-             const redisReply* r = view.reply;
-             if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && is_integer(r->element[0], 1) &&
-                 r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer >= 0) {
-               NodeReply granted;
-               granted.status = NodeStatus::granted;
-               granted.token = static_cast<std::uint64_t>(r->element[1]->integer);
-               return done(std::move(granted));
-             }
-             if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && is_integer(r->element[0], 0) &&
-                 r->element[1]->type == REDIS_REPLY_INTEGER &&
-                 (r->element[2]->type == REDIS_REPLY_STRING)) {
-               NodeReply held;
-               held.status = NodeStatus::held;
-               held.remaining_ttl = std::chrono::milliseconds(r->element[1]->integer);
-               held.holder.assign(r->element[2]->str, r->element[2]->len);
-               return done(std::move(held));
-             }
-             if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-                 is_integer(r->element[0], -1) && r->element[1]->type == REDIS_REPLY_STRING) {
-               return done(wrong_kind_reply({r->element[1]->str, r->element[1]->len}));
-             }
-             done(unexpected("acquire", r, where));
+           [done = std::move(done), where = &where_](const net::ReplyView& view) {
+             if (view.error) return done(failed_call(view));
+             done(interpret_acquire_script(view.reply, *where));
            });
   }
 
@@ -152,8 +115,8 @@ class RedisNode final : public Node {
                NodeCallback done) override {
     const std::array<std::string_view, 1> keys{key};
     submit(scripts::inspect(), keys, {}, timeout,
-           [done = std::move(done), where = where_](const net::ReplyView& view) {
-             if (view.error) return done(failure(view));
+           [done = std::move(done), where = &where_](const net::ReplyView& view) {
+             if (view.error) return done(failed_call(view));
              const redisReply* r = view.reply;
              if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
                  r->element[0]->type == REDIS_REPLY_INTEGER &&
@@ -171,7 +134,7 @@ class RedisNode final : public Node {
                }
                return done(std::move(status));
              }
-             done(unexpected("inspect", r, where));
+             done(unexpected_reply_to("the inspect script", r, *where));
            });
   }
 
@@ -179,9 +142,9 @@ class RedisNode final : public Node {
                          std::span<const std::string_view> args, std::chrono::milliseconds timeout,
                          FamilyInterpreter interpret, NodeCallback done) override {
     submit(script, keys, args, timeout,
-           [done = std::move(done), where = where_, interpret](const net::ReplyView& view) {
-             if (view.error) return done(failure(view));
-             done(interpret(view.reply, where));
+           [done = std::move(done), where = &where_, interpret](const net::ReplyView& view) {
+             if (view.error) return done(failed_call(view));
+             done(interpret(view.reply, *where));
            });
   }
 
@@ -192,16 +155,125 @@ class RedisNode final : public Node {
   }
 
  private:
+  // Whether this connection's server takes SET with both NX and GET (Redis 7.0 and
+  // later), asked once per connection, since a reconnect may reach another server. Until
+  // the answer comes, acquires use the script, which every version runs.
+  enum class SetNxGet { unknown, accepted, refused };
+
+  void probe_set_nx_get() {
+    set_nx_get_ = SetNxGet::unknown;
+    const std::array<std::string_view, 1> hello{"HELLO"};
+    connection_->command(hello, probe_timeout_, [this](const net::ReplyView& view) {
+      // A dropped connection says nothing of the server: the next one asks again.
+      if (view.error == errc::connection_error || view.error == errc::cancelled) return;
+      set_nx_get_ = accepts_set_nx_get(view) ? SetNxGet::accepted : SetNxGet::refused;
+    });
+  }
+
+  // SET key value NX PX ttl GET: nil when granted, the holder's value when refused. A
+  // refusal's TTL comes from a PTTL, sent with the attempt (HolderTtl::with_attempt) or
+  // after the refusal; the kind of a key of another type from a TYPE. Both only read, so
+  // one that runs after the key changed hands harms nothing.
+  void acquire_with_set(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+                        HolderTtl holder_ttl, std::chrono::milliseconds timeout,
+                        NodeCallback done) {
+    char ttl_text[24];
+    const auto ttl_end = std::to_chars(ttl_text, ttl_text + sizeof ttl_text, ttl.count()).ptr;
+    const std::array<std::string_view, 7> set{
+        "SET", key,  value,
+        "NX",  "PX", std::string_view(ttl_text, static_cast<std::size_t>(ttl_end - ttl_text)),
+        "GET"};
+    const std::array<std::string_view, 2> pttl{"PTTL", key};
+    if (holder_ttl == HolderTtl::after_refusal) {
+      connection_->command(set, timeout,
+                           [this, key = std::string(key), timeout,
+                            done = std::move(done)](const net::ReplyView& view) mutable {
+                             const SetAnswer answer = classify_set_reply(view);
+                             conclude_set(answer, view, key, timeout, answer == SetAnswer::held,
+                                          std::move(done));
+                           });
+      return;
+    }
+    // Two commands, one answer, given by whichever reply comes second: a failure is
+    // delivered on a later loop turn, so it may come after the other command's reply.
+    struct Pair {
+      std::string key;
+      NodeCallback done;
+      SetAnswer answer = SetAnswer::failed;
+      NodeReply set;
+      std::chrono::milliseconds ttl{-1};
+      int answered = 0;
+    };
+    auto pair = std::make_shared<Pair>();
+    pair->key.assign(key);
+    pair->done = std::move(done);
+    connection_->command(set, timeout, [this, pair, timeout](const net::ReplyView& view) {
+      pair->answer = classify_set_reply(view);
+      pair->set = set_reply(pair->answer, view, where_);
+      if (pair->answer == SetAnswer::wrong_type || pair->answer == SetAnswer::unsupported) {
+        // Decided by this reply alone; the PTTL's is not waited for.
+        return conclude_set(pair->answer, view, pair->key, timeout, false,
+                            std::exchange(pair->done, nullptr));
+      }
+      if (++pair->answered == 2) complete(*pair);
+    });
+    connection_->command(pttl, timeout, [pair](const net::ReplyView& view) {
+      pair->ttl = remaining_ttl_of(view);
+      if (++pair->answered == 2) complete(*pair);
+    });
+  }
+
+  template <typename Pair>
+  static void complete(Pair& pair) {
+    if (!pair.done) return;  // concluded by the SET's reply alone
+    if (pair.answer == SetAnswer::held) pair.set.remaining_ttl = pair.ttl;
+    std::exchange(pair.done, nullptr)(std::move(pair.set));
+  }
+
+  // What a SET's answer means for the node, asking what it does not say by itself.
+  void conclude_set(SetAnswer answer, const net::ReplyView& view, const std::string& key,
+                    std::chrono::milliseconds timeout, bool ask_ttl, NodeCallback done) {
+    if (answer == SetAnswer::unsupported) {
+      // Not re-sent as the script now: a release of this attempt may already be queued
+      // behind it, and the script would then run after it and leave our value for a
+      // whole TTL. This node fails this attempt alone; the next ones use the script.
+      set_nx_get_ = SetNxGet::refused;
+      NodeReply reply = failed_call(view);
+      reply.detail = where_ + ": SET with NX and GET refused (" + reply.detail +
+                     "): the server predates Redis 7.0, so the acquire script is used from now";
+      return done(std::move(reply));
+    }
+    const bool wrong_type = answer == SetAnswer::wrong_type;
+    if ((!wrong_type && !ask_ttl) || !connection_) {
+      NodeReply reply = wrong_type ? wrong_kind_from_type({}) : set_reply(answer, view, where_);
+      return done(std::move(reply));
+    }
+    const std::array<std::string_view, 2> argv{wrong_type ? "TYPE" : "PTTL", key};
+    if (wrong_type) {
+      return connection_->command(argv, timeout,
+                                  [done = std::move(done)](const net::ReplyView& type) {
+                                    done(wrong_kind_from_type(type));
+                                  });
+    }
+    connection_->command(argv, timeout,
+                         [reply = set_reply(answer, view, where_),
+                          done = std::move(done)](const net::ReplyView& ttl) mutable {
+                           reply.remaining_ttl = remaining_ttl_of(ttl);
+                           done(std::move(reply));
+                         });
+  }
+
   net::ReplyCallback owner_checked(const char* operation, NodeCallback done) const {
-    return [done = std::move(done), where = where_, operation](const net::ReplyView& view) {
-      if (view.error) return done(failure(view));
+    return [done = std::move(done), where = &where_, operation](const net::ReplyView& view) {
+      if (view.error) return done(failed_call(view));
       NodeReply reply;
       if (is_integer(view.reply, 1)) {
         reply.status = NodeStatus::granted;
       } else if (is_integer(view.reply, 0)) {
         reply.status = NodeStatus::not_held;
       } else {
-        reply = unexpected(operation, view.reply, where);
+        reply =
+            unexpected_reply_to(std::string("the ") + operation + " script", view.reply, *where);
       }
       done(std::move(reply));
     };
@@ -266,9 +338,13 @@ class RedisNode final : public Node {
   static constexpr int max_release_tries = 10;
 
   std::string name_;
+  // Reply callbacks point at it rather than copy it: they read it only for a reply, and
+  // replies come only while the connection is open, so while this node lives.
   std::string where_;
   std::vector<UnsentRelease> unsent_releases_;
   uv_loop_s* loop_;
+  std::chrono::milliseconds probe_timeout_;
+  SetNxGet set_nx_get_ = SetNxGet::unknown;
   TimerPtr retry_timer_;           // closed in close()
   net::ConnectionPtr connection_;  // last: closed before the members its callbacks touch
 };
@@ -287,6 +363,33 @@ void Node::run_family_script(const scripts::Script& script, std::span<const std:
 
 std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions options) {
   return std::make_unique<RedisNode>(loop, std::move(options));
+}
+
+NodeReply failed_call(const net::ReplyView& view) {
+  NodeReply reply;
+  reply.error = view.error;
+  reply.detail = std::string(view.detail);
+  if (view.error == errc::timeout) {
+    reply.status = NodeStatus::timeout;
+  } else if (view.error == errc::cancelled) {
+    reply.status = NodeStatus::cancelled;
+  } else if (view.error == errc::redis_error || view.error == errc::protocol_error) {
+    reply.status = NodeStatus::redis_error;
+  } else {
+    // connection_error, auth_error, tls_error, overloaded: the node is not usable now.
+    reply.status = NodeStatus::connection_error;
+  }
+  return reply;
+}
+
+NodeReply unexpected_reply_to(std::string_view what, const redisReply* reply,
+                              std::string_view where) {
+  NodeReply result;
+  result.status = NodeStatus::redis_error;
+  result.error = make_error_code(errc::protocol_error);
+  result.detail = std::string(where) + ": unexpected reply to " + std::string(what) + ": " +
+                  describe_reply(reply);
+  return result;
 }
 
 NodeReply wrong_kind_reply(std::string_view redis_type) {

@@ -189,10 +189,14 @@ class AcquireOperation final : public Cancellable,
     ++attempts_;
     if (watch_id_) engine_->notifier().attempt_started(*watch_id_);
     auto value = core::new_lock_value();
+    // A waiter sleeps until a single holder's key can expire, so it needs that TTL with
+    // each refusal; a single attempt only reports it.
+    const auto holder_ttl = timer_ ? HolderTtl::with_attempt : HolderTtl::after_refusal;
     run_round(
         *engine_,
         [&](Node& node, NodeCallback done) {
-          node.acquire(key_, value, options_.ttl, options_.fencing, node_timeout_, std::move(done));
+          node.acquire(key_, value, options_.ttl, options_.fencing, holder_ttl, node_timeout_,
+                       std::move(done));
         },
         vote_owner_action,
         [self = shared_from_this(), value](RoundResult round) mutable {
