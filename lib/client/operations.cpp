@@ -445,8 +445,7 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
   run_round(
       *engine,
       [&](Node& node, NodeCallback reply) {
-        node.release(key, value, Announce::yes, node_timeout,
-                     engine->count_release(std::move(reply)));
+        node.release(key, value, Announce::yes, node_timeout, std::move(reply));
       },
       vote_gone,
       [engine, key, done = std::move(done)](RoundResult round) {
@@ -461,7 +460,8 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
                             std::move(round.outcomes)));
         }
         done(released_from(std::move(round.outcomes)));
-      });
+      },
+      0, /*wait_for_all=*/false, /*counts_releases=*/true);
   // After the sends: a waiter of this client woken now has its acquire queued behind
   // the release on every connection.
   if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {
