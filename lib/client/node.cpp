@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 #include <chrono>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -72,26 +73,36 @@ class RedisNode final : public Node {
     send_release(key, value, announce, timeout, 0, std::move(done));
   }
 
+  // A release that may not have reached the node (its connection dropped, no reply came,
+  // or the node was still loading its data after a restart) is sent again when the
+  // connection is back and then every retry interval until the node answers: it is
+  // owner-checked and idempotent, and without it the node would keep our value, and
+  // refuse everyone else, for the rest of the key's TTL.
   void send_release(std::string_view key, std::string_view value, Announce announce,
                     std::chrono::milliseconds timeout, int tries, NodeCallback done) {
+    if (!connection_) return answer_closed(std::move(done));
     const std::array<std::string_view, 1> keys{key};
     const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
-    // A release that may not have reached the node (its connection dropped, no reply came,
-    // or the node was still loading its data after a restart) is sent again when the
-    // connection is back and then every retry interval until the node answers: it is
-    // owner-checked and idempotent, and without it the node would keep our value, and
-    // refuse everyone else, for the rest of the key's TTL.
-    submit(scripts::release(), keys, args, timeout,
-           owner_checked("release", [this, key = std::string(key), value = std::string(value),
-                                     announce, timeout, tries,
-                                     done = std::move(done)](NodeReply reply) {
-             if (reply.status == NodeStatus::connection_error ||
-                 reply.status == NodeStatus::timeout || reply.status == NodeStatus::redis_error) {
-               remember_release(key, value, announce, timeout, tries + 1,
-                                reply.status != NodeStatus::connection_error);
-             }
-             done(std::move(reply));
-           }));
+    const std::uint32_t slot = open_call(std::move(done), 1);
+    Call& call = calls_[slot];
+    call.key.assign(key);
+    call.value.assign(value);
+    call.announce = announce;
+    call.timeout = timeout;
+    call.tries = tries;
+    connection_->eval(scripts::release(), keys, args, timeout,
+                      [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); });
+  }
+
+  void on_release_reply(std::uint32_t slot, const net::ReplyView& view) {
+    NodeReply reply = owner_checked_reply("release", view, where_);
+    if (reply.status == NodeStatus::connection_error || reply.status == NodeStatus::timeout ||
+        reply.status == NodeStatus::redis_error) {
+      const Call& call = calls_[slot];
+      remember_release(call.key, call.value, call.announce, call.timeout, call.tries + 1,
+                       reply.status != NodeStatus::connection_error);
+    }
+    finish_call(slot, std::move(reply));
   }
 
   void extend(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
@@ -183,56 +194,29 @@ class RedisNode final : public Node {
         "SET", key,  value,
         "NX",  "PX", std::string_view(ttl_text, static_cast<std::size_t>(ttl_end - ttl_text)),
         "GET"};
-    const std::array<std::string_view, 2> pttl{"PTTL", key};
-    if (holder_ttl == HolderTtl::after_refusal) {
-      connection_->command(set, timeout,
-                           [this, key = std::string(key), timeout,
-                            done = std::move(done)](const net::ReplyView& view) mutable {
-                             const SetAnswer answer = classify_set_reply(view);
-                             conclude_set(answer, view, key, timeout, answer == SetAnswer::held,
-                                          std::move(done));
-                           });
-      return;
+    const bool with_ttl = holder_ttl == HolderTtl::with_attempt;
+    const std::uint32_t slot = open_call(std::move(done), with_ttl ? 2 : 1);
+    Call& call = calls_[slot];
+    call.key.assign(key);
+    call.timeout = timeout;
+    call.set_answered = false;
+    call.ttl_asked = with_ttl;
+    call.ttl_answered = false;
+    call.ttl = std::chrono::milliseconds(-1);
+    connection_->command(set, timeout,
+                         [this, slot](const net::ReplyView& view) { on_set_reply(slot, view); });
+    if (with_ttl) {
+      const std::array<std::string_view, 2> pttl{"PTTL", key};
+      connection_->command(pttl, timeout,
+                           [this, slot](const net::ReplyView& view) { on_ttl_reply(slot, view); });
     }
-    // Two commands, one answer, given by whichever reply comes second: a failure is
-    // delivered on a later loop turn, so it may come after the other command's reply.
-    struct Pair {
-      std::string key;
-      NodeCallback done;
-      SetAnswer answer = SetAnswer::failed;
-      NodeReply set;
-      std::chrono::milliseconds ttl{-1};
-      int answered = 0;
-    };
-    auto pair = std::make_shared<Pair>();
-    pair->key.assign(key);
-    pair->done = std::move(done);
-    connection_->command(set, timeout, [this, pair, timeout](const net::ReplyView& view) {
-      pair->answer = classify_set_reply(view);
-      pair->set = set_reply(pair->answer, view, where_);
-      if (pair->answer == SetAnswer::wrong_type || pair->answer == SetAnswer::unsupported) {
-        // Decided by this reply alone; the PTTL's is not waited for.
-        return conclude_set(pair->answer, view, pair->key, timeout, false,
-                            std::exchange(pair->done, nullptr));
-      }
-      if (++pair->answered == 2) complete(*pair);
-    });
-    connection_->command(pttl, timeout, [pair](const net::ReplyView& view) {
-      pair->ttl = remaining_ttl_of(view);
-      if (++pair->answered == 2) complete(*pair);
-    });
   }
 
-  template <typename Pair>
-  static void complete(Pair& pair) {
-    if (!pair.done) return;  // concluded by the SET's reply alone
-    if (pair.answer == SetAnswer::held) pair.set.remaining_ttl = pair.ttl;
-    std::exchange(pair.done, nullptr)(std::move(pair.set));
-  }
-
-  // What a SET's answer means for the node, asking what it does not say by itself.
-  void conclude_set(SetAnswer answer, const net::ReplyView& view, const std::string& key,
-                    std::chrono::milliseconds timeout, bool ask_ttl, NodeCallback done) {
+  void on_set_reply(std::uint32_t slot, const net::ReplyView& view) {
+    Call& call = calls_[slot];
+    const SetAnswer answer = classify_set_reply(view);
+    call.set_answered = true;
+    call.answer = answer;
     if (answer == SetAnswer::unsupported) {
       // Not re-sent as the script now: a release of this attempt may already be queued
       // behind it, and the script would then run after it and leave our value for a
@@ -241,41 +225,128 @@ class RedisNode final : public Node {
       NodeReply reply = failed_call(view);
       reply.detail = where_ + ": SET with NX and GET refused (" + reply.detail +
                      "): the server predates Redis 7.0, so the acquire script is used from now";
-      return done(std::move(reply));
+      return finish_call(slot, std::move(reply));
     }
-    const bool wrong_type = answer == SetAnswer::wrong_type;
-    if ((!wrong_type && !ask_ttl) || !connection_) {
-      NodeReply reply = wrong_type ? wrong_kind_from_type({}) : set_reply(answer, view, where_);
-      return done(std::move(reply));
+    if (answer == SetAnswer::wrong_type) {
+      if (!connection_) return finish_call(slot, wrong_kind_from_type({}));
+      ++call.replies_due;
+      const std::array<std::string_view, 2> type{"TYPE", call.key};
+      connection_->command(type, call.timeout, [this, slot](const net::ReplyView& reply) {
+        finish_call(slot, wrong_kind_from_type(reply));
+      });
+      return finish_call(slot, std::nullopt);
     }
-    const std::array<std::string_view, 2> argv{wrong_type ? "TYPE" : "PTTL", key};
-    if (wrong_type) {
-      return connection_->command(argv, timeout,
-                                  [done = std::move(done)](const net::ReplyView& type) {
-                                    done(wrong_kind_from_type(type));
-                                  });
+    call.reply = set_reply(answer, view, where_);
+    if (answer == SetAnswer::held && !call.ttl_asked && connection_) {
+      call.ttl_asked = true;
+      ++call.replies_due;
+      const std::array<std::string_view, 2> pttl{"PTTL", call.key};
+      connection_->command(pttl, call.timeout, [this, slot](const net::ReplyView& reply) {
+        on_ttl_reply(slot, reply);
+      });
+      return finish_call(slot, std::nullopt);
     }
-    connection_->command(argv, timeout,
-                         [reply = set_reply(answer, view, where_),
-                          done = std::move(done)](const net::ReplyView& ttl) mutable {
-                           reply.remaining_ttl = remaining_ttl_of(ttl);
-                           done(std::move(reply));
-                         });
+    conclude_set(slot);
+  }
+
+  void on_ttl_reply(std::uint32_t slot, const net::ReplyView& view) {
+    Call& call = calls_[slot];
+    call.ttl_answered = true;
+    call.ttl = remaining_ttl_of(view);
+    conclude_set(slot);
+  }
+
+  // Answers the acquire once what it waits for came: the SET's reply, and the PTTL's when
+  // one was asked (a failure is delivered on a later loop turn, so either may come first).
+  void conclude_set(std::uint32_t slot) {
+    Call& call = calls_[slot];
+    // A key of another type is answered by its TYPE's reply instead.
+    if (!call.set_answered || (call.ttl_asked && !call.ttl_answered) || !call.done ||
+        call.answer == SetAnswer::wrong_type) {
+      return finish_call(slot, std::nullopt);
+    }
+    NodeReply reply = std::move(call.reply);
+    if (call.answer == SetAnswer::held) reply.remaining_ttl = call.ttl;
+    finish_call(slot, std::move(reply));
+  }
+
+  // A call in flight on the connection: what its replies need. Reply callbacks capture
+  // only this node and the slot's index, which std::function stores without allocating,
+  // and slots are reused with their strings' capacity: a lock cycle allocates nothing
+  // here. The callbacks run only while the connection is open or closing, so while this
+  // node lives (when it is closed, calls are answered without a slot: answer_closed).
+  struct Call {
+    NodeCallback done;
+    int replies_due = 0;  // reply callbacks still to run; the slot is free at 0
+    std::string key;
+    std::string value;
+    Announce announce = Announce::no;
+    std::chrono::milliseconds timeout{0};
+    int tries = 0;
+    // An acquire by SET NX GET.
+    SetAnswer answer = SetAnswer::failed;
+    NodeReply reply;
+    std::chrono::milliseconds ttl{-1};
+    bool set_answered = false;
+    bool ttl_asked = false;
+    bool ttl_answered = false;
+  };
+
+  std::uint32_t open_call(NodeCallback done, int replies_due) {
+    std::uint32_t slot = 0;
+    if (free_calls_.empty()) {
+      slot = static_cast<std::uint32_t>(calls_.size());
+      calls_.emplace_back();
+      free_calls_.reserve(calls_.capacity());
+    } else {
+      slot = free_calls_.back();
+      free_calls_.pop_back();
+    }
+    calls_[slot].done = std::move(done);
+    calls_[slot].replies_due = replies_due;
+    return slot;
+  }
+
+  // One reply callback of the call in `slot` ran: answers the call with `reply`, if given
+  // and not answered yet, once the slot's bookkeeping is done (the answer may open calls,
+  // which may move the slots).
+  void finish_call(std::uint32_t slot, std::optional<NodeReply> reply) {
+    Call& call = calls_[slot];
+    NodeCallback done;
+    if (reply) done = std::exchange(call.done, nullptr);
+    if (--call.replies_due == 0) {
+      call.done = nullptr;
+      free_calls_.push_back(slot);
+    }
+    if (done) done(std::move(*reply));
+  }
+
+  // Closed: keep the contract (exactly once, never synchronously) without a connection,
+  // answering cancelled on a later loop turn as the connection itself would.
+  void answer_closed(NodeCallback done) {
+    net::run_next_turn(loop_, [done = std::move(done), where = where_] {
+      const std::string detail = where + ": connection closed";
+      done(failed_call(net::ReplyView{make_error_code(errc::cancelled), detail, nullptr}));
+    });
+  }
+
+  static NodeReply owner_checked_reply(const char* operation, const net::ReplyView& view,
+                                       std::string_view where) {
+    if (view.error) return failed_call(view);
+    NodeReply reply;
+    if (is_integer(view.reply, 1)) {
+      reply.status = NodeStatus::granted;
+    } else if (is_integer(view.reply, 0)) {
+      reply.status = NodeStatus::not_held;
+    } else {
+      reply = unexpected_reply_to(std::string("the ") + operation + " script", view.reply, where);
+    }
+    return reply;
   }
 
   net::ReplyCallback owner_checked(const char* operation, NodeCallback done) const {
     return [done = std::move(done), where = &where_, operation](const net::ReplyView& view) {
-      if (view.error) return done(failed_call(view));
-      NodeReply reply;
-      if (is_integer(view.reply, 1)) {
-        reply.status = NodeStatus::granted;
-      } else if (is_integer(view.reply, 0)) {
-        reply.status = NodeStatus::not_held;
-      } else {
-        reply =
-            unexpected_reply_to(std::string("the ") + operation + " script", view.reply, *where);
-      }
-      done(std::move(reply));
+      done(owner_checked_reply(operation, view, *where));
     };
   }
 
@@ -342,6 +413,8 @@ class RedisNode final : public Node {
   // replies come only while the connection is open, so while this node lives.
   std::string where_;
   std::vector<UnsentRelease> unsent_releases_;
+  std::vector<Call> calls_;
+  std::vector<std::uint32_t> free_calls_;
   uv_loop_s* loop_;
   std::chrono::milliseconds probe_timeout_;
   SetNxGet set_nx_get_ = SetNxGet::unknown;
