@@ -189,7 +189,9 @@ json run_scenario(const Scenario& scenario, const Config& config) {
                                                     "--seed",
                                                     std::to_string(p + 1),
                                                     "--foreign-threads",
-                                                    std::to_string(w.foreign_threads)},
+                                                    std::to_string(w.foreign_threads),
+                                                    "--unfenced-every",
+                                                    std::to_string(w.unfenced_every)},
                            dir + "/worker-" + id + ".log");
     }
     const auto t0 = Clock::now();

@@ -25,6 +25,9 @@ struct WorkerSettings {
   int stall_every = 0;
   /// Threads per worker that lock like another Redlock library: never announcing.
   int foreign_threads = 0;
+  /// Every Nth critical section of a thread is locked without fencing (0: none), so the
+  /// unfenced acquire (a plain SET on Redis 7) meets the same faults as the fenced one.
+  int unfenced_every = 2;
 };
 
 /// What a scheduled action may act on.

@@ -6,7 +6,7 @@
 //   redlock-chaos-worker --nodes URL,URL,... --store URL --events FILE [--id NAME]
 //       [--threads 4] [--keys 2] [--duration 10s] [--ttl 1s] [--wait 1s] [--hold 20ms]
 //       [--stall-every N] [--stall 1500ms] [--node-timeout 0] [--prefix chaos:] [--seed N]
-//       [--foreign-threads 0]
+//       [--foreign-threads 0] [--unfenced-every 0]
 //
 // --foreign-threads adds threads that lock the same keys as another Redlock client would
 // (worker/foreign_client.hpp): they never announce their releases.
@@ -14,7 +14,10 @@
 // Each critical section: one fenced write at once, then the hold (or, every Nth time per
 // thread with --stall-every, a stall longer than the validity, as a paused holder would
 // do), then a second fenced write, then unlock. The second write after a stall is the one
-// fencing has to refuse once someone else has taken the lock.
+// fencing has to refuse once someone else has taken the lock. With --unfenced-every N,
+// every Nth critical section of a thread locks without fencing (on Redis 7 that acquire
+// is a plain SET instead of the script) and makes no fenced write: its hold is checked
+// for overlaps like any other, without a token.
 //
 // Exits after --duration, or on SIGTERM/SIGINT once the running critical sections end.
 
@@ -25,6 +28,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -61,6 +65,7 @@ struct Config {
   std::string prefix = "chaos:";
   unsigned seed = 1;
   int foreign_threads = 0;
+  int unfenced_every = 0;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -68,7 +73,7 @@ struct Config {
             << "\nusage: redlock-chaos-worker --nodes URL,... --store URL --events FILE [--id NAME]"
                " [--threads N] [--keys N] [--duration D] [--ttl D] [--wait D] [--hold D]"
                " [--stall-every N] [--stall D] [--node-timeout D] [--prefix P] [--seed N]"
-               " [--foreign-threads N]\n";
+               " [--foreign-threads N] [--unfenced-every N]\n";
   std::exit(2);
 }
 
@@ -132,6 +137,8 @@ Config parse(int argc, char** argv) {
       c.prefix = value;
     } else if (flag == "--foreign-threads") {
       c.foreign_threads = count();
+    } else if (flag == "--unfenced-every") {
+      c.unfenced_every = count();
     } else if (flag == "--seed") {
       c.seed = static_cast<unsigned>(count());
     } else {
@@ -212,12 +219,13 @@ class Worker {
     std::uniform_int_distribution<int> pick(0, config_.keys - 1);
     const auto deadline = std::chrono::steady_clock::now() + config_.duration;
     int holds = 0;
+    int sections = 0;
     while (!stop_requested && std::chrono::steady_clock::now() < deadline) {
       const std::string key = config_.prefix + std::to_string(pick(random));
       redlock::LockOptions options;
       options.ttl = config_.ttl;
       options.wait = config_.wait;
-      options.fencing = true;
+      options.fencing = config_.unfenced_every <= 0 || ++sections % config_.unfenced_every != 0;
       auto result = client_.lock(key, options);
       const std::int64_t at = monotonic_ns();
       if (!result) {
@@ -231,13 +239,13 @@ class Worker {
       }
       log_.append(AttemptEvent{key, name, AttemptResult::acquired, "", at});
       redlock::Lock& lock = *result;
-      const std::uint64_t token = lock.fencing_token().value_or(0);
+      const std::optional<std::uint64_t> token = lock.fencing_token();
       const std::int64_t valid_until = to_ns(lock.valid_until());
 
-      fenced_write(name, key, token, lock.value());
+      if (token) fenced_write(name, key, *token, lock.value());
       const bool stall = config_.stall_every > 0 && ++holds % config_.stall_every == 0;
       sleep_for(stall ? config_.stall : config_.hold);
-      fenced_write(name, key, token, lock.value());
+      if (token) fenced_write(name, key, *token, lock.value());
 
       // The holder stops relying on the lock here, or its validity ended earlier.
       const std::int64_t released = monotonic_ns();
