@@ -42,7 +42,7 @@ class InertNode final : public Node {
  public:
   explicit InertNode(std::string name) : name_(std::move(name)) {}
   const std::string& name() const noexcept override { return name_; }
-  void acquire(std::string_view, std::string_view, std::chrono::milliseconds, bool,
+  void acquire(std::string_view, std::string_view, std::chrono::milliseconds, bool, HolderTtl,
                std::chrono::milliseconds, NodeCallback) override {}
   void release(std::string_view, std::string_view, Announce, std::chrono::milliseconds,
                NodeCallback) override {}

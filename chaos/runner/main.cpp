@@ -215,7 +215,9 @@ json run_scenario(const Scenario& scenario, const Config& config) {
                                                     "--permits",
                                                     std::to_string(w.permits),
                                                     "--unsafe-permit-quorum",
-                                                    std::to_string(w.unsafe_permit_quorum)},
+                                                    std::to_string(w.unsafe_permit_quorum),
+                                                    "--unfenced-every",
+                                                    std::to_string(w.unfenced_every)},
                            dir + "/worker-" + id + ".log");
     }
     const auto t0 = Clock::now();

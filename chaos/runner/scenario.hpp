@@ -37,6 +37,9 @@ struct WorkerSettings {
   /// Nodes that worker process p cannot reach for the whole run (`unreachable[p]`): a
   /// partition that each client sees differently.
   std::vector<std::vector<std::size_t>> unreachable;
+  /// Every Nth exclusive lock of a thread is taken without fencing (0: none), so the
+  /// unfenced acquire (a plain SET on Redis 7) meets the same faults as the fenced one.
+  int unfenced_every = 2;
 };
 
 /// What a scheduled action may act on.

@@ -8,7 +8,7 @@
 //       [--threads 4] [--keys 2] [--duration 10s] [--ttl 1s] [--wait 1s] [--hold 20ms]
 //       [--stall-every N] [--stall 1500ms] [--node-timeout 0] [--prefix chaos:] [--seed N]
 //       [--foreign-threads 0] [--primitive exclusive|rw|semaphore|multi|mix] [--permits 2]
-//       [--unsafe-permit-quorum Q]
+//       [--unsafe-permit-quorum Q] [--unfenced-every 0]
 //
 // --primitive picks what the threads take (each primitive on keys of its own, as a key
 // serves one kind of lock): exclusive locks with fencing (half of them, at random, held
@@ -27,6 +27,9 @@
 // every Nth time per thread with --stall-every, a stall longer than the validity, as a
 // paused holder would do), then a second fenced write, then unlock. The second write
 // after a stall is the one fencing has to refuse once someone else has taken the lock.
+// With --unfenced-every N, every Nth exclusive lock of a thread is taken without fencing
+// (on Redis 7 that acquire is a plain SET instead of the script) and makes no fenced
+// write: its hold is checked for overlaps like any other, without a token.
 //
 // Exits after --duration, or on SIGTERM/SIGINT once the running critical sections end.
 
@@ -89,6 +92,7 @@ struct Config {
   Load load = Load::exclusive;
   int permits = 2;
   int unsafe_permit_quorum = 0;  // 0: the safe one
+  int unfenced_every = 0;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -97,7 +101,7 @@ struct Config {
                " [--threads N] [--keys N] [--duration D] [--ttl D] [--wait D] [--hold D]"
                " [--stall-every N] [--stall D] [--node-timeout D] [--prefix P] [--seed N]"
                " [--foreign-threads N] [--primitive exclusive|rw|semaphore|multi|mix]"
-               " [--permits K] [--unsafe-permit-quorum Q]\n";
+               " [--permits K] [--unsafe-permit-quorum Q] [--unfenced-every N]\n";
   std::exit(2);
 }
 
@@ -169,6 +173,8 @@ Config parse(int argc, char** argv) {
       c.permits = count();
     } else if (flag == "--unsafe-permit-quorum") {
       c.unsafe_permit_quorum = count();
+    } else if (flag == "--unfenced-every") {
+      c.unfenced_every = count();
     } else if (flag == "--seed") {
       c.seed = static_cast<unsigned>(count());
     } else {
@@ -247,6 +253,7 @@ struct Pick {
   Primitive primitive = Primitive::exclusive;
   std::vector<std::string> keys;  // one, or a key set's
   bool reentrant = false;
+  bool fenced = true;  // exclusive locks only; the others fence as their kind allows
 };
 
 class Worker {
@@ -260,8 +267,12 @@ class Worker {
     std::mt19937 random(config_.seed * 7919u + static_cast<unsigned>(thread));
     const auto deadline = std::chrono::steady_clock::now() + config_.duration;
     int holds = 0;
+    int exclusive_sections = 0;
     while (!stop_requested && std::chrono::steady_clock::now() < deadline) {
-      const Pick pick = choose(random);
+      Pick pick = choose(random);
+      if (pick.primitive == Primitive::exclusive && config_.unfenced_every > 0 &&
+          ++exclusive_sections % config_.unfenced_every == 0)
+        pick.fenced = false;
       const std::string& key = pick.keys.front();
       auto result = acquire(pick);
       const std::int64_t at = monotonic_ns();
@@ -331,7 +342,7 @@ class Worker {
         break;
       }
     }
-    Pick pick{primitive, {}, false};
+    Pick pick{primitive, {}, false, true};
     switch (primitive) {
       case Primitive::exclusive:
         pick.keys = {key("", any_key(random))};
@@ -368,7 +379,7 @@ class Worker {
     const std::string& key = pick.keys.front();
     switch (pick.primitive) {
       case Primitive::exclusive:
-        options.fencing = true;
+        options.fencing = pick.fenced;
         return client_.lock(key, options);
       case Primitive::multi:
         return client_.lock_all(pick.keys, options);

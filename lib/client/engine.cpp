@@ -122,14 +122,22 @@ void Engine::untrack(const Cancellable* operation) {
 }
 
 NodeCallback Engine::count_release(NodeCallback done) {
-  ++state_->releases_in_flight;
   // The state, not the engine: a release may land after the engine is gone.
-  return [state = state_, done = std::move(done)](NodeReply reply) {
-    if (--state->releases_in_flight == 0 && state->on_releases_landed) {
-      std::exchange(state->on_releases_landed, nullptr)();
-    }
+  return [tally = count_releases(1), done = std::move(done)](NodeReply reply) {
+    tally.landed();
     done(std::move(reply));
   };
+}
+
+Engine::ReleaseTally Engine::count_releases(int count) {
+  state_->releases_in_flight += count;
+  return ReleaseTally(state_);
+}
+
+void Engine::ReleaseTally::landed() const {
+  if (--state_->releases_in_flight == 0 && state_->on_releases_landed) {
+    std::exchange(state_->on_releases_landed, nullptr)();
+  }
 }
 
 void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,

@@ -37,6 +37,8 @@ class Cancellable {
 using NodeFactory = std::function<std::unique_ptr<Node>(uv_loop_s*, net::ConnectionOptions)>;
 
 class Engine : public std::enable_shared_from_this<Engine> {
+  struct LoopState;
+
  public:
   /// Validates `options` (std::invalid_argument naming the field or URL) and connects.
   static std::shared_ptr<Engine> create(Options options, NodeFactory factory = make_redis_node,
@@ -88,6 +90,18 @@ class Engine : public std::enable_shared_from_this<Engine> {
   /// releases still on the wire a moment to land: a process that unlocks and exits at
   /// once must not leave its value on the nodes that had not answered yet.
   NodeCallback count_release(NodeCallback done);
+  /// count_release for a round's releases at once, without wrapping each node's callback
+  /// (an allocation per node): landed() once per node answer.
+  class ReleaseTally {
+   public:
+    void landed() const;
+
+   private:
+    friend class Engine;
+    explicit ReleaseTally(std::shared_ptr<LoopState> state) : state_(std::move(state)) {}
+    std::shared_ptr<LoopState> state_;
+  };
+  ReleaseTally count_releases(int count);
   /// The release notifications (subscriber connections open on first use).
   ReleaseNotifier& notifier();
   /// The notifier if some lock() ever waited, else null (nobody to tell).

@@ -5,41 +5,17 @@
 #include <array>
 #include <charconv>
 #include <chrono>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "client/acquire_reply.hpp"
 #include "client/timer.hpp"
 #include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
 
 namespace {
-
-NodeReply failure(const net::ReplyView& view) {
-  NodeReply reply;
-  reply.error = view.error;
-  reply.detail = std::string(view.detail);
-  if (view.error == errc::timeout) {
-    reply.status = NodeStatus::timeout;
-  } else if (view.error == errc::cancelled) {
-    reply.status = NodeStatus::cancelled;
-  } else if (view.error == errc::redis_error || view.error == errc::protocol_error) {
-    reply.status = NodeStatus::redis_error;
-  } else {
-    // connection_error, auth_error, tls_error, overloaded: the node is not usable now.
-    reply.status = NodeStatus::connection_error;
-  }
-  return reply;
-}
-
-NodeReply unexpected(std::string_view operation, const redisReply* reply, std::string_view where) {
-  NodeReply result;
-  result.status = NodeStatus::redis_error;
-  result.error = make_error_code(errc::protocol_error);
-  result.detail = std::string(where) + ": unexpected reply to the " + std::string(operation) +
-                  " script: " + describe_reply(reply);
-  return result;
-}
 
 bool is_integer(const redisReply* reply, long long value) {
   return reply->type == REDIS_REPLY_INTEGER && reply->integer == value;
@@ -55,12 +31,16 @@ std::string decimal(std::uint64_t value) {
 class RedisNode final : public Node {
  public:
   RedisNode(uv_loop_s* loop, net::ConnectionOptions options)
-      : name_(options.endpoint.display), where_(options.endpoint.display), loop_(loop) {
+      : name_(options.endpoint.display),
+        where_(options.endpoint.display),
+        loop_(loop),
+        probe_timeout_(options.connect_timeout) {
     // The connection calls this only while it is open, and it is closed before this node
     // goes away (connection_ is the last member).
     // An on_ready already set (the observer's) runs first.
     options.on_ready = [this, observed = std::move(options.on_ready)] {
       if (observed) observed();
+      probe_set_nx_get();
       resend_releases();
     };
     connection_.reset(net::Connection::create(loop, std::move(options)));
@@ -71,36 +51,20 @@ class RedisNode final : public Node {
   const std::string& name() const noexcept override { return name_; }
 
   void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
-               bool fencing, std::chrono::milliseconds timeout, NodeCallback done) override {
+               bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,
+               NodeCallback done) override {
+    // Fencing needs the counter's INCR in the same atomic step as the SET: the script.
+    if (!fencing && set_nx_get_ == SetNxGet::accepted && connection_) {
+      return acquire_with_set(key, value, ttl, holder_ttl, timeout, std::move(done));
+    }
     const std::string fence_key = std::string(key) + scripts::fence_suffix;
     const std::string ttl_ms = std::to_string(ttl.count());
     const std::array<std::string_view, 2> keys{key, fence_key};
     const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
     submit(scripts::acquire(), keys, args, timeout,
-           [done = std::move(done), where = where_](const net::ReplyView& view) {
-             if (view.error) return done(failure(view));
-             const redisReply* r = view.reply;
-             if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && is_integer(r->element[0], 1) &&
-                 r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer >= 0) {
-               NodeReply granted;
-               granted.status = NodeStatus::granted;
-               granted.token = static_cast<std::uint64_t>(r->element[1]->integer);
-               return done(std::move(granted));
-             }
-             if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && is_integer(r->element[0], 0) &&
-                 r->element[1]->type == REDIS_REPLY_INTEGER &&
-                 (r->element[2]->type == REDIS_REPLY_STRING)) {
-               NodeReply held;
-               held.status = NodeStatus::held;
-               held.remaining_ttl = std::chrono::milliseconds(r->element[1]->integer);
-               held.holder.assign(r->element[2]->str, r->element[2]->len);
-               return done(std::move(held));
-             }
-             if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-                 is_integer(r->element[0], -1) && r->element[1]->type == REDIS_REPLY_STRING) {
-               return done(wrong_kind_reply({r->element[1]->str, r->element[1]->len}));
-             }
-             done(unexpected("acquire", r, where));
+           [done = std::move(done), where = &where_](const net::ReplyView& view) {
+             if (view.error) return done(failed_call(view));
+             done(interpret_acquire_script(view.reply, *where));
            });
   }
 
@@ -109,26 +73,36 @@ class RedisNode final : public Node {
     send_release(key, value, announce, timeout, 0, std::move(done));
   }
 
+  // A release that may not have reached the node (its connection dropped, no reply came,
+  // or the node was still loading its data after a restart) is sent again when the
+  // connection is back and then every retry interval until the node answers: it is
+  // owner-checked and idempotent, and without it the node would keep our value, and
+  // refuse everyone else, for the rest of the key's TTL.
   void send_release(std::string_view key, std::string_view value, Announce announce,
                     std::chrono::milliseconds timeout, int tries, NodeCallback done) {
+    if (!connection_) return answer_closed(std::move(done));
     const std::array<std::string_view, 1> keys{key};
     const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
-    // A release that may not have reached the node (its connection dropped, no reply came,
-    // or the node was still loading its data after a restart) is sent again when the
-    // connection is back and then every retry interval until the node answers: it is
-    // owner-checked and idempotent, and without it the node would keep our value, and
-    // refuse everyone else, for the rest of the key's TTL.
-    submit(scripts::release(), keys, args, timeout,
-           owner_checked("release", [this, key = std::string(key), value = std::string(value),
-                                     announce, timeout, tries,
-                                     done = std::move(done)](NodeReply reply) {
-             if (reply.status == NodeStatus::connection_error ||
-                 reply.status == NodeStatus::timeout || reply.status == NodeStatus::redis_error) {
-               remember_release(key, value, announce, timeout, tries + 1,
-                                reply.status != NodeStatus::connection_error);
-             }
-             done(std::move(reply));
-           }));
+    const std::uint32_t slot = open_call(std::move(done), 1);
+    Call& call = calls_[slot];
+    call.key.assign(key);
+    call.value.assign(value);
+    call.announce = announce;
+    call.timeout = timeout;
+    call.tries = tries;
+    connection_->eval(scripts::release(), keys, args, timeout,
+                      [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); });
+  }
+
+  void on_release_reply(std::uint32_t slot, const net::ReplyView& view) {
+    NodeReply reply = owner_checked_reply("release", view, where_);
+    if (reply.status == NodeStatus::connection_error || reply.status == NodeStatus::timeout ||
+        reply.status == NodeStatus::redis_error) {
+      const Call& call = calls_[slot];
+      remember_release(call.key, call.value, call.announce, call.timeout, call.tries + 1,
+                       reply.status != NodeStatus::connection_error);
+    }
+    finish_call(slot, std::move(reply));
   }
 
   void extend(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
@@ -152,8 +126,8 @@ class RedisNode final : public Node {
                NodeCallback done) override {
     const std::array<std::string_view, 1> keys{key};
     submit(scripts::inspect(), keys, {}, timeout,
-           [done = std::move(done), where = where_](const net::ReplyView& view) {
-             if (view.error) return done(failure(view));
+           [done = std::move(done), where = &where_](const net::ReplyView& view) {
+             if (view.error) return done(failed_call(view));
              const redisReply* r = view.reply;
              if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
                  r->element[0]->type == REDIS_REPLY_INTEGER &&
@@ -171,7 +145,7 @@ class RedisNode final : public Node {
                }
                return done(std::move(status));
              }
-             done(unexpected("inspect", r, where));
+             done(unexpected_reply_to("the inspect script", r, *where));
            });
   }
 
@@ -179,9 +153,9 @@ class RedisNode final : public Node {
                          std::span<const std::string_view> args, std::chrono::milliseconds timeout,
                          FamilyInterpreter interpret, NodeCallback done) override {
     submit(script, keys, args, timeout,
-           [done = std::move(done), where = where_, interpret](const net::ReplyView& view) {
-             if (view.error) return done(failure(view));
-             done(interpret(view.reply, where));
+           [done = std::move(done), where = &where_, interpret](const net::ReplyView& view) {
+             if (view.error) return done(failed_call(view));
+             done(interpret(view.reply, *where));
            });
   }
 
@@ -192,18 +166,187 @@ class RedisNode final : public Node {
   }
 
  private:
+  // Whether this connection's server takes SET with both NX and GET (Redis 7.0 and
+  // later), asked once per connection, since a reconnect may reach another server. Until
+  // the answer comes, acquires use the script, which every version runs.
+  enum class SetNxGet { unknown, accepted, refused };
+
+  void probe_set_nx_get() {
+    set_nx_get_ = SetNxGet::unknown;
+    const std::array<std::string_view, 1> hello{"HELLO"};
+    connection_->command(hello, probe_timeout_, [this](const net::ReplyView& view) {
+      // A dropped connection says nothing of the server: the next one asks again.
+      if (view.error == errc::connection_error || view.error == errc::cancelled) return;
+      set_nx_get_ = accepts_set_nx_get(view) ? SetNxGet::accepted : SetNxGet::refused;
+    });
+  }
+
+  // SET key value NX PX ttl GET: nil when granted, the holder's value when refused. A
+  // refusal's TTL comes from a PTTL, sent with the attempt (HolderTtl::with_attempt) or
+  // after the refusal; the kind of a key of another type from a TYPE. Both only read, so
+  // one that runs after the key changed hands harms nothing.
+  void acquire_with_set(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+                        HolderTtl holder_ttl, std::chrono::milliseconds timeout,
+                        NodeCallback done) {
+    char ttl_text[24];
+    const auto ttl_end = std::to_chars(ttl_text, ttl_text + sizeof ttl_text, ttl.count()).ptr;
+    const std::array<std::string_view, 7> set{
+        "SET", key,  value,
+        "NX",  "PX", std::string_view(ttl_text, static_cast<std::size_t>(ttl_end - ttl_text)),
+        "GET"};
+    const bool with_ttl = holder_ttl == HolderTtl::with_attempt;
+    const std::uint32_t slot = open_call(std::move(done), with_ttl ? 2 : 1);
+    Call& call = calls_[slot];
+    call.key.assign(key);
+    call.timeout = timeout;
+    call.set_answered = false;
+    call.ttl_asked = with_ttl;
+    call.ttl_answered = false;
+    call.ttl = std::chrono::milliseconds(-1);
+    connection_->command(set, timeout,
+                         [this, slot](const net::ReplyView& view) { on_set_reply(slot, view); });
+    if (with_ttl) {
+      const std::array<std::string_view, 2> pttl{"PTTL", key};
+      connection_->command(pttl, timeout,
+                           [this, slot](const net::ReplyView& view) { on_ttl_reply(slot, view); });
+    }
+  }
+
+  void on_set_reply(std::uint32_t slot, const net::ReplyView& view) {
+    Call& call = calls_[slot];
+    const SetAnswer answer = classify_set_reply(view);
+    call.set_answered = true;
+    call.answer = answer;
+    if (answer == SetAnswer::unsupported) {
+      // Not re-sent as the script now: a release of this attempt may already be queued
+      // behind it, and the script would then run after it and leave our value for a
+      // whole TTL. This node fails this attempt alone; the next ones use the script.
+      set_nx_get_ = SetNxGet::refused;
+      NodeReply reply = failed_call(view);
+      reply.detail = where_ + ": SET with NX and GET refused (" + reply.detail +
+                     "): the server predates Redis 7.0, so the acquire script is used from now";
+      return finish_call(slot, std::move(reply));
+    }
+    if (answer == SetAnswer::wrong_type) {
+      if (!connection_) return finish_call(slot, wrong_kind_from_type({}));
+      ++call.replies_due;
+      const std::array<std::string_view, 2> type{"TYPE", call.key};
+      connection_->command(type, call.timeout, [this, slot](const net::ReplyView& reply) {
+        finish_call(slot, wrong_kind_from_type(reply));
+      });
+      return finish_call(slot, std::nullopt);
+    }
+    call.reply = set_reply(answer, view, where_);
+    if (answer == SetAnswer::held && !call.ttl_asked && connection_) {
+      call.ttl_asked = true;
+      ++call.replies_due;
+      const std::array<std::string_view, 2> pttl{"PTTL", call.key};
+      connection_->command(pttl, call.timeout, [this, slot](const net::ReplyView& reply) {
+        on_ttl_reply(slot, reply);
+      });
+      return finish_call(slot, std::nullopt);
+    }
+    conclude_set(slot);
+  }
+
+  void on_ttl_reply(std::uint32_t slot, const net::ReplyView& view) {
+    Call& call = calls_[slot];
+    call.ttl_answered = true;
+    call.ttl = remaining_ttl_of(view);
+    conclude_set(slot);
+  }
+
+  // Answers the acquire once what it waits for came: the SET's reply, and the PTTL's when
+  // one was asked (a failure is delivered on a later loop turn, so either may come first).
+  void conclude_set(std::uint32_t slot) {
+    Call& call = calls_[slot];
+    // A key of another type is answered by its TYPE's reply instead.
+    if (!call.set_answered || (call.ttl_asked && !call.ttl_answered) || !call.done ||
+        call.answer == SetAnswer::wrong_type) {
+      return finish_call(slot, std::nullopt);
+    }
+    NodeReply reply = std::move(call.reply);
+    if (call.answer == SetAnswer::held) reply.remaining_ttl = call.ttl;
+    finish_call(slot, std::move(reply));
+  }
+
+  // A call in flight on the connection: what its replies need. Reply callbacks capture
+  // only this node and the slot's index, which std::function stores without allocating,
+  // and slots are reused with their strings' capacity: a lock cycle allocates nothing
+  // here. The callbacks run only while the connection is open or closing, so while this
+  // node lives (when it is closed, calls are answered without a slot: answer_closed).
+  struct Call {
+    NodeCallback done;
+    int replies_due = 0;  // reply callbacks still to run; the slot is free at 0
+    std::string key;
+    std::string value;
+    Announce announce = Announce::no;
+    std::chrono::milliseconds timeout{0};
+    int tries = 0;
+    // An acquire by SET NX GET.
+    SetAnswer answer = SetAnswer::failed;
+    NodeReply reply;
+    std::chrono::milliseconds ttl{-1};
+    bool set_answered = false;
+    bool ttl_asked = false;
+    bool ttl_answered = false;
+  };
+
+  std::uint32_t open_call(NodeCallback done, int replies_due) {
+    std::uint32_t slot = 0;
+    if (free_calls_.empty()) {
+      slot = static_cast<std::uint32_t>(calls_.size());
+      calls_.emplace_back();
+      free_calls_.reserve(calls_.capacity());
+    } else {
+      slot = free_calls_.back();
+      free_calls_.pop_back();
+    }
+    calls_[slot].done = std::move(done);
+    calls_[slot].replies_due = replies_due;
+    return slot;
+  }
+
+  // One reply callback of the call in `slot` ran: answers the call with `reply`, if given
+  // and not answered yet, once the slot's bookkeeping is done (the answer may open calls,
+  // which may move the slots).
+  void finish_call(std::uint32_t slot, std::optional<NodeReply> reply) {
+    Call& call = calls_[slot];
+    NodeCallback done;
+    if (reply) done = std::exchange(call.done, nullptr);
+    if (--call.replies_due == 0) {
+      call.done = nullptr;
+      free_calls_.push_back(slot);
+    }
+    if (done) done(std::move(*reply));
+  }
+
+  // Closed: keep the contract (exactly once, never synchronously) without a connection,
+  // answering cancelled on a later loop turn as the connection itself would.
+  void answer_closed(NodeCallback done) {
+    net::run_next_turn(loop_, [done = std::move(done), where = where_] {
+      const std::string detail = where + ": connection closed";
+      done(failed_call(net::ReplyView{make_error_code(errc::cancelled), detail, nullptr}));
+    });
+  }
+
+  static NodeReply owner_checked_reply(const char* operation, const net::ReplyView& view,
+                                       std::string_view where) {
+    if (view.error) return failed_call(view);
+    NodeReply reply;
+    if (is_integer(view.reply, 1)) {
+      reply.status = NodeStatus::granted;
+    } else if (is_integer(view.reply, 0)) {
+      reply.status = NodeStatus::not_held;
+    } else {
+      reply = unexpected_reply_to(std::string("the ") + operation + " script", view.reply, where);
+    }
+    return reply;
+  }
+
   net::ReplyCallback owner_checked(const char* operation, NodeCallback done) const {
-    return [done = std::move(done), where = where_, operation](const net::ReplyView& view) {
-      if (view.error) return done(failure(view));
-      NodeReply reply;
-      if (is_integer(view.reply, 1)) {
-        reply.status = NodeStatus::granted;
-      } else if (is_integer(view.reply, 0)) {
-        reply.status = NodeStatus::not_held;
-      } else {
-        reply = unexpected(operation, view.reply, where);
-      }
-      done(std::move(reply));
+    return [done = std::move(done), where = &where_, operation](const net::ReplyView& view) {
+      done(owner_checked_reply(operation, view, *where));
     };
   }
 
@@ -266,9 +409,15 @@ class RedisNode final : public Node {
   static constexpr int max_release_tries = 10;
 
   std::string name_;
+  // Reply callbacks point at it rather than copy it: they read it only for a reply, and
+  // replies come only while the connection is open, so while this node lives.
   std::string where_;
   std::vector<UnsentRelease> unsent_releases_;
+  std::vector<Call> calls_;
+  std::vector<std::uint32_t> free_calls_;
   uv_loop_s* loop_;
+  std::chrono::milliseconds probe_timeout_;
+  SetNxGet set_nx_get_ = SetNxGet::unknown;
   TimerPtr retry_timer_;           // closed in close()
   net::ConnectionPtr connection_;  // last: closed before the members its callbacks touch
 };
@@ -287,6 +436,33 @@ void Node::run_family_script(const scripts::Script& script, std::span<const std:
 
 std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions options) {
   return std::make_unique<RedisNode>(loop, std::move(options));
+}
+
+NodeReply failed_call(const net::ReplyView& view) {
+  NodeReply reply;
+  reply.error = view.error;
+  reply.detail = std::string(view.detail);
+  if (view.error == errc::timeout) {
+    reply.status = NodeStatus::timeout;
+  } else if (view.error == errc::cancelled) {
+    reply.status = NodeStatus::cancelled;
+  } else if (view.error == errc::redis_error || view.error == errc::protocol_error) {
+    reply.status = NodeStatus::redis_error;
+  } else {
+    // connection_error, auth_error, tls_error, overloaded: the node is not usable now.
+    reply.status = NodeStatus::connection_error;
+  }
+  return reply;
+}
+
+NodeReply unexpected_reply_to(std::string_view what, const redisReply* reply,
+                              std::string_view where) {
+  NodeReply result;
+  result.status = NodeStatus::redis_error;
+  result.error = make_error_code(errc::protocol_error);
+  result.detail = std::string(where) + ": unexpected reply to " + std::string(what) + ": " +
+                  describe_reply(reply);
+  return result;
 }
 
 NodeReply wrong_kind_reply(std::string_view redis_type) {

@@ -49,6 +49,18 @@ struct NodeReply {
 };
 
 using NodeCallback = std::function<void(NodeReply)>;
+
+/// How an acquire refused by another holder learns the holder's remaining TTL
+/// (NodeReply::remaining_ttl) where the node cannot answer it atomically with the refusal
+/// (client/acquire_reply.hpp: a plain SET instead of the acquire script).
+enum class HolderTtl : bool {
+  /// Asked after a refusal: one more round trip on that node, none on a grant. For single
+  /// attempts, which only report it.
+  after_refusal,
+  /// Asked in the same write as the attempt, for a waiter, which sleeps on it: its failed
+  /// attempts take no longer for it.
+  with_attempt,
+};
 /// Turns the reply of a lock-family script into a NodeReply; `where` names the node.
 using FamilyInterpreter = NodeReply (*)(const redisReply* reply, std::string_view where);
 
@@ -60,7 +72,8 @@ class Node {
   virtual const std::string& name() const noexcept = 0;
 
   virtual void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
-                       bool fencing, std::chrono::milliseconds timeout, NodeCallback done) = 0;
+                       bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,
+                       NodeCallback done) = 0;
   /// `announce`: publish the release on "<key>:released" for waiters (see Announce).
   virtual void release(std::string_view key, std::string_view value, Announce announce,
                        std::chrono::milliseconds timeout, NodeCallback done) = 0;
@@ -91,6 +104,14 @@ std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions op
 /// The reply of a node where the key is of Redis type `redis_type`, i.e. in use as
 /// another kind of lock: redis_error with errc::wrong_kind and a detail naming the kind.
 NodeReply wrong_kind_reply(std::string_view redis_type);
+
+/// What a call's callback gets when its command failed (timeout, connection, Redis error).
+NodeReply failed_call(const net::ReplyView& view);
+
+/// A reply of a shape `what` (e.g. "the acquire script") never gives: a protocol error
+/// naming the node and the reply.
+NodeReply unexpected_reply_to(std::string_view what, const redisReply* reply,
+                              std::string_view where);
 
 /// A reply to a lock script in words for error details, e.g. "array of 2: [1, \"x\"]".
 std::string describe_reply(const redisReply* reply);

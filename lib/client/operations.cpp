@@ -189,10 +189,14 @@ class AcquireOperation final : public Cancellable,
     ++attempts_;
     if (watch_id_) engine_->notifier().attempt_started(*watch_id_);
     auto value = core::new_lock_value();
+    // A waiter sleeps until a single holder's key can expire, so it needs that TTL with
+    // each refusal; a single attempt only reports it.
+    const auto holder_ttl = timer_ ? HolderTtl::with_attempt : HolderTtl::after_refusal;
     run_round(
         *engine_,
         [&](Node& node, NodeCallback done) {
-          node.acquire(key_, value, options_.ttl, options_.fencing, node_timeout_, std::move(done));
+          node.acquire(key_, value, options_.ttl, options_.fencing, holder_ttl, node_timeout_,
+                       std::move(done));
         },
         vote_owner_action,
         [self = shared_from_this(), value](RoundResult round) mutable {
@@ -441,8 +445,7 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
   run_round(
       *engine,
       [&](Node& node, NodeCallback reply) {
-        node.release(key, value, Announce::yes, node_timeout,
-                     engine->count_release(std::move(reply)));
+        node.release(key, value, Announce::yes, node_timeout, std::move(reply));
       },
       vote_gone,
       [engine, key, done = std::move(done)](RoundResult round) {
@@ -457,7 +460,8 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
                             std::move(round.outcomes)));
         }
         done(released_from(std::move(round.outcomes)));
-      });
+      },
+      0, /*wait_for_all=*/false, /*counts_releases=*/true);
   // After the sends: a waiter of this client woken now has its acquire queued behind
   // the release on every connection.
   if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {

@@ -9,6 +9,10 @@ namespace redlock::detail {
 
 namespace {
 
+// Freed by the last node callback. Each callback captures only a pointer and an index,
+// which std::function stores without allocating (a shared_ptr would take one allocation
+// per node per round); the nodes' contract (each callback runs exactly once) is what
+// makes the count exact.
 struct RoundState {
   core::QuorumRound quorum;
   RoundResult result;
@@ -16,9 +20,22 @@ struct RoundState {
   VoteRule rule;
   bool wait_for_all;
   std::function<void(RoundResult)> decided;
+  int callbacks_left = 0;
+  int recording = 0;
+  std::optional<Engine::ReleaseTally> releases;
 
   RoundState(int nodes, int quorum_size, VoteRule rule, bool wait_for_all)
       : quorum(nodes, quorum_size), rule(rule), wait_for_all(wait_for_all) {}
+
+  void answered(std::size_t index, NodeReply reply) {
+    if (releases) releases->landed();
+    --callbacks_left;
+    // The decision's callback may make other nodes answer from inside it (a node closed
+    // there fails its calls at once): the last of them must not free the state under it.
+    ++recording;
+    record(index, std::move(reply));
+    if (--recording == 0 && callbacks_left == 0) delete this;
+  }
 
   void record(std::size_t index, NodeReply reply) {
     const auto now = core::Clock::now();
@@ -135,11 +152,11 @@ std::string RoundResult::summary(const char* verb) const {
 }
 
 void run_round(Engine& engine, SendToNode send, VoteRule rule,
-               std::function<void(RoundResult)> decided, int quorum, bool wait_for_all) {
+               std::function<void(RoundResult)> decided, int quorum, bool wait_for_all,
+               bool counts_releases) {
   auto& nodes = engine.nodes();
   const int n = static_cast<int>(nodes.size());
-  auto state =
-      std::make_shared<RoundState>(n, quorum == 0 ? engine.quorum() : quorum, rule, wait_for_all);
+  auto* state = new RoundState(n, quorum == 0 ? engine.quorum() : quorum, rule, wait_for_all);
   state->decided = std::move(decided);
   state->result.quorum = state->quorum.quorum();
   state->result.start = core::Clock::now();
@@ -152,12 +169,17 @@ void run_round(Engine& engine, SendToNode send, VoteRule rule,
     // Closed between the post and now: answer on the next loop turn, like a node would.
     for (auto& outcome : state->result.outcomes) outcome.status = NodeStatus::cancelled;
     state->result.cancelled = true;
-    net::run_next_turn(engine.loop(), [state] { state->report(core::Clock::now()); });
+    net::run_next_turn(engine.loop(), [state] {
+      state->report(core::Clock::now());
+      delete state;
+    });
     return;
   }
+  state->callbacks_left = n;
+  if (counts_releases) state->releases = engine.count_releases(n);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     state->sent_at[i] = core::Clock::now();
-    send(*nodes[i], [state, i](NodeReply reply) { state->record(i, std::move(reply)); });
+    send(*nodes[i], [state, i](NodeReply reply) { state->answered(i, std::move(reply)); });
   }
 }
 

@@ -61,8 +61,11 @@ using SendToNode = std::function<void(Node& node, NodeCallback done)>;
 
 /// Starts a round over every node of `engine` (loop thread). `decided` runs exactly once,
 /// on the loop thread, never from inside this call. `quorum` 0 = the engine's quorum;
-/// `wait_for_all` decides only when every node answered (status queries).
+/// `wait_for_all` decides only when every node answered (status queries);
+/// `counts_releases`: the round sends releases, which the engine's shutdown waits for
+/// (Engine::count_release) until each node answered.
 void run_round(Engine& engine, SendToNode send, VoteRule rule,
-               std::function<void(RoundResult)> decided, int quorum = 0, bool wait_for_all = false);
+               std::function<void(RoundResult)> decided, int quorum = 0, bool wait_for_all = false,
+               bool counts_releases = false);
 
 }  // namespace redlock::detail

@@ -29,11 +29,15 @@ void Completion::run() {
 }
 
 void ReplyDeleter::operator()(redisReply* reply) const noexcept {
-  freeReplyObject(reply);
+  if (cache != nullptr) {
+    cache->free(reply);
+  } else {
+    freeReplyObject(reply);
+  }
 }
 
 Pipeline::Pipeline(PipelineOptions options)
-    : options_(std::move(options)), reader_(create_reply_reader()) {}
+    : options_(std::move(options)), reader_(create_reply_reader(&reply_cache_)) {}
 
 Pipeline::~Pipeline() {
   if (reader_) free_reply_reader(reader_);
@@ -144,7 +148,7 @@ ReplyPtr Pipeline::read(NetError& error) {
     error = from_reader(options_.where, oversized.empty() ? reader_->errstr : oversized);
     return nullptr;
   }
-  return ReplyPtr(static_cast<redisReply*>(object));
+  return ReplyPtr(static_cast<redisReply*>(object), ReplyDeleter{&reply_cache_});
 }
 
 bool Pipeline::mid_reply() const noexcept {
@@ -337,7 +341,7 @@ void Pipeline::expire_queued(std::uint64_t now, bool connecting, std::vector<Com
 void Pipeline::fail_all(std::error_code error, std::string_view detail, std::uint64_t expired_at,
                         std::vector<Completion>& out) {
   free_reply_reader(reader_);
-  reader_ = create_reply_reader();
+  reader_ = create_reply_reader(&reply_cache_);
   written_ = 0;
   out_.clear();
   while (!entries_.empty()) {

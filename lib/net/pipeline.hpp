@@ -25,6 +25,7 @@
 
 #include "net/errors.hpp"
 #include "net/reply.hpp"
+#include "net/reply_reader.hpp"
 #include "net/ring.hpp"
 
 struct redisReader;
@@ -61,8 +62,9 @@ struct Completion {
   void run();
 };
 
-/// Frees a reply read by Pipeline::read().
+/// Frees a reply read by Pipeline::read(), into the pipeline's cache of reply objects.
 struct ReplyDeleter {
+  ReplyCache* cache = nullptr;  ///< the pipeline's; it outlives every reply read from it
   void operator()(redisReply* reply) const noexcept;
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
@@ -176,6 +178,7 @@ class Pipeline {
   Completion failure(ReplyCallback callback, std::error_code error, std::string detail) const;
 
   PipelineOptions options_;
+  ReplyCache reply_cache_;  // before reader_, which uses it
   redisReader* reader_ = nullptr;
   std::string out_;                          // encoded bytes of entries [written_, size)
   Ring<Entry> entries_;                      // in flight first, then queued

@@ -9,11 +9,13 @@
 namespace redlock::net {
 namespace {
 
-// Per reader: array slots announced so far by the reply being read.
+// Per reader: array slots announced so far by the reply being read, and where objects
+// come from.
 struct ElementBudget {
   std::size_t used = 0;
   long long refused = 0;  // the element count of the array that broke the budget
   bool exceeded = false;
+  ReplyCache* cache = nullptr;
 };
 
 ElementBudget& budget_of(const redisReadTask* task) {
@@ -23,7 +25,9 @@ ElementBudget& budget_of(const redisReadTask* task) {
 // The object functions below build exactly what hiredis' defaults build, so that
 // freeReplyObject frees them; only createArray checks the budget first.
 redisReply* create_object(const redisReadTask* task, int type) {
-  auto* reply = static_cast<redisReply*>(std::calloc(1, sizeof(redisReply)));
+  ReplyCache* cache = budget_of(task).cache;
+  auto* reply = cache != nullptr ? cache->take()
+                                 : static_cast<redisReply*>(std::calloc(1, sizeof(redisReply)));
   if (reply == nullptr) return nullptr;
   reply->type = type;
   if (task->parent != nullptr) {
@@ -88,9 +92,43 @@ redisReplyObjectFunctions bounded_functions = {create_string, create_array, crea
 
 }  // namespace
 
-redisReader* create_reply_reader() {
+ReplyCache::~ReplyCache() {
+  for (std::size_t i = 0; i < count_; ++i) std::free(kept_[i]);
+}
+
+redisReply* ReplyCache::take() noexcept {
+  if (count_ == 0) return static_cast<redisReply*>(std::calloc(1, sizeof(redisReply)));
+  redisReply* reply = kept_[--count_];
+  std::memset(reply, 0, sizeof(redisReply));
+  return reply;
+}
+
+void ReplyCache::free(redisReply* reply) noexcept {
+  if (reply == nullptr) return;
+  switch (reply->type) {
+    case REDIS_REPLY_ARRAY:
+      for (std::size_t i = 0; i < reply->elements; ++i) free(reply->element[i]);
+      std::free(reply->element);
+      break;
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR:
+      std::free(reply->str);
+      break;
+    default:
+      break;
+  }
+  if (count_ < kept_.size()) {
+    kept_[count_++] = reply;
+  } else {
+    std::free(reply);
+  }
+}
+
+redisReader* create_reply_reader(ReplyCache* cache) {
   auto* budget = new (std::nothrow) ElementBudget;
   if (budget == nullptr) return nullptr;
+  budget->cache = cache;
   redisReader* reader = redisReaderCreateWithFunctions(&bounded_functions);
   if (reader == nullptr) {
     delete budget;

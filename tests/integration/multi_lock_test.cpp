@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -57,7 +58,11 @@ TEST_F(MultiLockTest, AllOrNothingAndTheErrorNamesKeyHolderAndNode) {
   EXPECT_EQ(set.error(), errc::conflict);
   EXPECT_THAT(set.error().message(), HasSubstr("lock of keys {\"a\", \"b\", \"c\"}"));
   EXPECT_THAT(set.error().message(), HasSubstr("key \"b\" held by " + single->value()));
-  EXPECT_THAT(set.error().message(), HasSubstr(client->nodes()[0]));
+  // Some node is named with the holder (node 0 may have timed out on a loaded machine).
+  const auto& nodes = client->nodes();
+  EXPECT_TRUE(std::any_of(nodes.begin(), nodes.end(), [&](const std::string& node) {
+    return set.error().message().find(node + ": held by another") != std::string::npos;
+  })) << set.error().message();
   std::this_thread::sleep_for(50ms);
   for (std::size_t node = 0; node < 5; ++node) {
     EXPECT_EQ(get(node, "a"), "(nil)") << "a partial hold was kept";

@@ -11,25 +11,12 @@
 
 #include "client/family/held.hpp"
 #include "client/family/inspect.hpp"
+#include "parsed_reply.hpp"
 
 namespace redlock::detail {
 namespace {
 
-struct ReplyDeleter {
-  void operator()(redisReply* reply) const { freeReplyObject(reply); }
-};
-using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
-
-ReplyPtr parse(const std::string& resp) {
-  redisReader* reader = redisReaderCreate();
-  redisReaderFeed(reader, resp.data(), resp.size());
-  void* reply = nullptr;
-  const int status = redisReaderGetReply(reader, &reply);
-  redisReaderFree(reader);
-  EXPECT_EQ(status, REDIS_OK);
-  EXPECT_NE(reply, nullptr) << "incomplete RESP in the test";
-  return ReplyPtr(static_cast<redisReply*>(reply));
-}
+using test::parse;
 
 NodeReply read(const std::string& resp) {
   return interpret_family_reply(parse(resp).get(), "node-1");

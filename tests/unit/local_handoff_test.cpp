@@ -45,7 +45,7 @@ class ScriptedNode final : public Node {
   const std::string& name() const noexcept override { return name_; }
 
   void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds, bool,
-               std::chrono::milliseconds, NodeCallback done) override {
+               HolderTtl, std::chrono::milliseconds, NodeCallback done) override {
     for (const auto& call : queue_) {
       if (call.release && call.key == key) ++observed_.acquires_behind_release;
     }

@@ -28,7 +28,7 @@ TEST(RedisNode, CallsAfterCloseAreAnsweredCancelledOnALaterLoopTurn) {
 
     int calls = 0;
     NodeReply seen;
-    node->acquire("key", "value", 10s, false, 50ms, [&](NodeReply reply) {
+    node->acquire("key", "value", 10s, false, HolderTtl::after_refusal, 50ms, [&](NodeReply reply) {
       ++calls;
       seen = std::move(reply);
     });

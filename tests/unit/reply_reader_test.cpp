@@ -53,6 +53,31 @@ TEST(ReplyReaderTest, BuildsNestedRepliesLikeHiredis) {
   EXPECT_EQ(oversized_reply_error(reader.get()), "");
 }
 
+TEST(ReplyReaderTest, ACacheReusesTheObjectsOfFreedReplies) {
+  ReplyCache cache;
+  ReaderPtr reader(create_reply_reader(&cache));
+  ASSERT_TRUE(reader);
+  ReplyPtr first = read_one(reader.get(), "*2\r\n:1\r\n$6\r\nholder\r\n");
+  ASSERT_TRUE(first);
+  redisReply* outer = first.get();
+  cache.free(first.release());
+  // The next replies are built in the kept objects, zeroed: nothing of the old shows.
+  ReplyPtr nil = read_one(reader.get(), "$-1\r\n");
+  ASSERT_TRUE(nil);
+  EXPECT_EQ(nil->type, REDIS_REPLY_NIL);
+  EXPECT_EQ(nil->str, nullptr);
+  EXPECT_EQ(nil->elements, 0u);
+  ReplyPtr held = read_one(reader.get(), "$5\r\nvalue\r\n");
+  ASSERT_TRUE(held);
+  EXPECT_EQ(std::string(held->str, held->len), "value");
+  ReplyPtr number = read_one(reader.get(), ":7\r\n");
+  ASSERT_TRUE(number);
+  EXPECT_EQ(number->integer, 7);
+  const bool reused = nil.get() == outer || held.get() == outer || number.get() == outer;
+  EXPECT_TRUE(reused) << "a freed object was not taken again";
+  // Objects from the cache are plain hiredis objects: freeReplyObject (ReplyPtr's) frees them.
+}
+
 TEST(ReplyReaderTest, RefusesAHugeArrayHeaderBeforeAllocating) {
   ReaderPtr reader(create_reply_reader());
   // Under the default functions this header alone asks calloc for 3.6 GB.

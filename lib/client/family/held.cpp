@@ -230,8 +230,7 @@ void start_release(const LockState& lock, milliseconds node_timeout, ReleaseDone
   run_round(
       *engine,
       [&, held = lock.held, value = lock.value](Node& node, NodeCallback reply) {
-        send_family_release(node, *held, value, Announce::yes, node_timeout,
-                            engine->count_release(std::move(reply)));
+        send_family_release(node, *held, value, Announce::yes, node_timeout, std::move(reply));
       },
       vote_gone,
       [engine, held = lock.held, done = std::move(done)](RoundResult round) {
@@ -246,7 +245,7 @@ void start_release(const LockState& lock, milliseconds node_timeout, ReleaseDone
         }
         done(released_from(std::move(round.outcomes)));
       },
-      lock.held->quorum);
+      lock.held->quorum, /*wait_for_all=*/false, /*counts_releases=*/true);
   if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {
     if (lock.held->primitive == Primitive::keys) {
       for (const auto& key : lock.held->keys) notifier->released_locally(key, lock.value);
