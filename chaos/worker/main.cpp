@@ -13,8 +13,10 @@
 // --primitive picks what the threads take (each primitive on keys of its own, as a key
 // serves one kind of lock): exclusive locks with fencing (half of them, at random, held
 // through a ReentrantLock that is entered twice); rw, readers and fenced writers of
-// read-write locks; semaphore, one of --permits permits; multi, lock_all() of several of
-// the exclusive locks' keys; mix, any of these, drawn anew for every critical section.
+// read-write locks; semaphore, one of --permits permits; multi, lock_all() with fencing of
+// several of the exclusive locks' keys (each key's store written with that key's own
+// token, so set and single-key tokens meet in one store); mix, any of these, drawn anew
+// for every critical section.
 //
 // --unsafe-permit-quorum is TEST ONLY: permits are then granted by Q nodes, below the
 // safe quorum, which lets K+1 holders coexist (worker/lowered_permit_quorum.hpp). The
@@ -294,12 +296,20 @@ class Worker {
       const std::optional<std::uint64_t> token = lock.fencing_token();
       const std::int64_t valid_until = to_ns(lock.valid_until());
 
-      if (token) fenced_write(name, key, *token, lock.value());
+      // A key set's tokens are one per key: each key's store is written with its own.
+      // Its hold record carries none (the checker orders holds by one token per key).
+      const auto write_all = [&] {
+        if (token) return fenced_write(name, key, *token, lock.value());
+        for (const auto& each : pick.keys) {
+          if (auto own = lock.fencing_token(each)) fenced_write(name, each, *own, lock.value());
+        }
+      };
+      write_all();
       const bool nested = reentrant && reentrant->reenter();
       const bool stall = config_.stall_every > 0 && ++holds % config_.stall_every == 0;
       sleep_for(stall ? config_.stall : config_.hold);
       if (nested) (void)reentrant->unlock();
-      if (token) fenced_write(name, key, *token, lock.value());
+      write_all();
 
       // The holder stops relying on the lock here, or its validity ended earlier.
       const std::int64_t released = monotonic_ns();
@@ -382,6 +392,7 @@ class Worker {
         options.fencing = pick.fenced;
         return client_.lock(key, options);
       case Primitive::multi:
+        options.fencing = true;
         return client_.lock_all(pick.keys, options);
       case Primitive::reader:
         return client_.read_lock(key, options);

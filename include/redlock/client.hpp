@@ -111,9 +111,10 @@ class REDLOCK_EXPORT Client {
   /// lock's key, so lock_all() and lock() exclude each other key by key. Quorum,
   /// validity, waiting, extend(), unlock() and the watchdog as lock(); a waiter is woken
   /// by releases of the first key and otherwise retries every retry_delay. errc::conflict
-  /// names a held key, its holder and the node; errc::invalid_argument for an empty set,
-  /// a duplicate key or `options.fencing` (key sets carry no fencing tokens yet: lock
-  /// the key alone for one).
+  /// names a held key, its holder and the node; errc::invalid_argument for an empty set
+  /// or a duplicate key. With `options.fencing` every key gets a token of its own
+  /// (Lock::fencing_token(key)), greater than every earlier holder's of that key, whether
+  /// that holder locked it alone or in a set; Lock::fencing_token() stays empty.
   Result<Lock> lock_all(std::span<const std::string> keys, const LockOptions& options);
   void lock_all_async(std::span<const std::string> keys, LockOptions options,
                       LockCallback callback);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <redlock/error.hpp>
@@ -41,8 +42,14 @@ class REDLOCK_EXPORT Lock {
   std::chrono::milliseconds validity() const noexcept;
   /// The steady-clock instant the current validity ends (moved by extend()).
   std::chrono::steady_clock::time_point valid_until() const noexcept;
-  /// The fencing token, when the lock was taken with LockOptions::fencing.
+  /// The fencing token, when the lock was taken with LockOptions::fencing. A key set
+  /// (Client::lock_all) has one token per key instead: see fencing_token(key).
   std::optional<std::uint64_t> fencing_token() const noexcept;
+  /// The fencing token of one key this lock holds: for a key set taken with fencing, the
+  /// key's own token (greater than every earlier holder's of that key, single-key locks
+  /// included); for a single-key lock, fencing_token() when `key` is resource(). Empty
+  /// for a key it does not hold or without fencing.
+  std::optional<std::uint64_t> fencing_token(std::string_view key) const;
   /// Per-node outcomes of the acquisition.
   const std::vector<NodeOutcome>& nodes() const noexcept;
 

@@ -36,6 +36,8 @@ struct LockState {
   std::string resource;
   std::string value;
   std::optional<std::uint64_t> token;
+  /// A key set taken with fencing: one token per key, in the order of held->keys.
+  std::vector<std::uint64_t> tokens;
   std::vector<NodeOutcome> nodes;
 
   /// The TTL every extension uses, manual or the watchdog's: the last one a quorum

@@ -44,6 +44,8 @@ struct NodeReply {
   std::string holder;
   std::chrono::milliseconds remaining_ttl{-1};
   std::uint64_t token = 0;
+  /// A key set's grant with fencing: one token per key, in the set's order.
+  std::vector<std::uint64_t> tokens;
   LockKind kind = LockKind::unknown;
   std::vector<KeyHolder> holders;
 };

@@ -2,6 +2,8 @@
 
 #include <uv.h>
 
+#include <algorithm>
+
 #include "client/engine.hpp"
 #include "net/closing.hpp"
 
@@ -50,9 +52,18 @@ struct RoundState {
     outcome.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - sent_at[index]);
     if (reply.status == NodeStatus::cancelled) result.cancelled = true;
     const auto decision = quorum.record(static_cast<int>(index), rule(reply.status), reply.token);
+    if (reply.status == NodeStatus::granted) merge_tokens(reply.tokens);
     const bool settled =
         wait_for_all ? quorum.pending() == 0 : decision != core::Decision::undecided;
     if (settled) report(now);
+  }
+
+  // Like the quorum's max_token, per key: grants recorded up to the decision.
+  void merge_tokens(const std::vector<std::uint64_t>& tokens) {
+    if (tokens.size() > result.max_tokens.size()) result.max_tokens.resize(tokens.size(), 0);
+    for (std::size_t k = 0; k < tokens.size(); ++k) {
+      result.max_tokens[k] = std::max(result.max_tokens[k], tokens[k]);
+    }
   }
 
   void report(core::Clock::time_point now) {

@@ -27,6 +27,8 @@ struct RoundResult {
   int grants = 0;
   int quorum = 0;
   std::uint64_t max_token = 0;
+  /// A key set with fencing: per key, the highest token among the grants counted.
+  std::vector<std::uint64_t> max_tokens;
   /// Per node, in the order of Options::nodes; `pending` for nodes that had not
   /// answered when the round was decided.
   std::vector<NodeOutcome> outcomes;

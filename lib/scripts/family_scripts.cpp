@@ -185,9 +185,15 @@ return out
 )lua";
 
 // The multi-key lock: every key is an exclusive lock's string (so single-key locks and
-// key sets exclude each other key by key), taken all or none on this node.
+// key sets exclude each other key by key), taken all or none on this node. With fencing
+// (ARGV[3] == '1') KEYS holds the n lock keys and then their n fence counters, the same
+// counters the single-key lock raises, so tokens of a key grow across both kinds of
+// holder; the grant is {1, 0, token of key 1, ..., token of key n}.
 constexpr std::string_view multi_acquire_source = R"lua(
-for i = 1, #KEYS do
+local fencing = ARGV[3] == '1'
+local n = #KEYS
+if fencing then n = n / 2 end
+for i = 1, n do
   local holder = redis.pcall('GET', KEYS[i])
   if type(holder) == 'table' and holder['err'] then
     return {-1, redis.call('TYPE', KEYS[i])['ok'], KEYS[i]}
@@ -196,10 +202,31 @@ for i = 1, #KEYS do
     return {0, redis.call('PTTL', KEYS[i]), holder, 'key', KEYS[i]}
   end
 end
-for i = 1, #KEYS do
+for i = 1, n do
   redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
 end
-return {1, 0}
+if not fencing then return {1, 0} end
+local granted = {1, 0}
+for i = 1, n do
+  granted[#granted + 1] = redis.call('INCR', KEYS[n + i])
+end
+return granted
+)lua";
+
+// The key set's fencing write-back. KEYS: the n lock keys, then their n fence counters;
+// ARGV: value, then one token per key. Raises each counter to its token only while this
+// node still holds every key for the caller.
+constexpr std::string_view multi_fence_source = R"lua(
+local n = #KEYS / 2
+for i = 1, n do
+  if redis.pcall('GET', KEYS[i]) ~= ARGV[1] then return {0} end
+end
+for i = 1, n do
+  if tonumber(redis.call('GET', KEYS[n + i]) or '0') < tonumber(ARGV[i + 1]) then
+    redis.call('SET', KEYS[n + i], ARGV[i + 1])
+  end
+end
+return {1}
 )lua";
 
 // Extends only if this node still holds every key for the caller: a set that lost a key
@@ -260,6 +287,7 @@ REDLOCK_FAMILY_SCRIPT(key_inspect, prelude, key_inspect_body)
 REDLOCK_FAMILY_SCRIPT(multi_acquire, multi_acquire_source)
 REDLOCK_FAMILY_SCRIPT(multi_extend, multi_extend_source)
 REDLOCK_FAMILY_SCRIPT(multi_release, multi_release_source)
+REDLOCK_FAMILY_SCRIPT(multi_fence, multi_fence_source)
 
 #undef REDLOCK_FAMILY_SCRIPT
 

@@ -10,6 +10,7 @@
 //                                       expiry (node ms)
 // Every script answers an array whose first element says what happened:
 //   {1, token}                 granted (token: a writer's fencing counter, else 0)
+//   {1, 0, t1, ..., tn}        key set granted with fencing: one token per key
 //   {1}                        extend/release/fence: done
 //   {0}                        extend/release/fence: the caller holds nothing here
 //   {0, ms, holder, why}       acquire refused by `holder`, whose entry ends in `ms`;
@@ -49,11 +50,16 @@ const Script& rw_fence();
 /// with a number, and the one that never answers {-1, type}.
 const Script& key_inspect();
 
-/// KEYS: the locks. ARGV: value, ttl_ms. SET PX of every key iff none is held here.
+/// KEYS: the locks (then, with fencing, their fence counters in the same order). ARGV:
+/// value, ttl_ms, fencing ("1"/"0"). SET PX of every key iff none is held here; with
+/// fencing each counter is incremented and the grant carries the n tokens.
 const Script& multi_acquire();
 /// KEYS: the locks. ARGV: value, ttl_ms. PEXPIRE of every key iff all still hold value.
 const Script& multi_extend();
 /// KEYS: the locks. ARGV: value, announce. Deletes the keys that hold value.
 const Script& multi_release();
+/// KEYS: the locks, then their fence counters. ARGV: value, one token per key. Raises each
+/// counter to its token iff every key still holds value. The key set's write-back.
+const Script& multi_fence();
 
 }  // namespace redlock::scripts

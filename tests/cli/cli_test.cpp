@@ -614,6 +614,33 @@ TEST_F(CliTest, AlsoLocksEveryKeyAsOne) {
   EXPECT_EQ(holders("a") + holders("b") + holders("c"), 0);
 }
 
+TEST_F(CliTest, AFencedKeySetPassesEveryKeysToken) {
+  // The second key's counter is ahead, so its token differs from the first key's.
+  for (std::size_t node = 0; node < 5; ++node) cluster()[node].command({"SET", "fy:fence", "40"});
+  const auto script = "printf '%s\\n%s\\n' \"$REDLOCK_TOKEN\" \"${REDLOCK_TOKENS-unset}\" > '" +
+                      path("tokens") + "'";
+  auto fenced =
+      run_cli(with_nodes({"run", "--fencing", "--also", "fy", "fx", "--", "sh", "-c", script}),
+              {{"REDLOCK_TOKENS", "stale"}});
+  ASSERT_EQ(fenced.exit_code, 0) << describe(fenced);
+  std::istringstream lines(read(path("tokens")));
+  std::string token, tokens;
+  std::getline(lines, token);
+  std::getline(lines, tokens);
+  EXPECT_EQ(token, "1") << "KEY's own token";
+  EXPECT_EQ(tokens, "1 41") << "one per key, KEY first";
+
+  // Without --also there is no REDLOCK_TOKENS, inherited or not.
+  auto single = run_cli(with_nodes({"run", "--fencing", "fx", "--", "sh", "-c", script}),
+                        {{"REDLOCK_TOKENS", "stale"}});
+  ASSERT_EQ(single.exit_code, 0) << describe(single);
+  std::istringstream again(read(path("tokens")));
+  std::getline(again, token);
+  std::getline(again, tokens);
+  EXPECT_EQ(token, "2");
+  EXPECT_EQ(tokens, "unset");
+}
+
 TEST_F(CliTest, FamilyFlagsThatContradictEachOtherAreAUsageError) {
   EXPECT_EQ(cli({"run", "--shared", "--exclusive", "doc", "--", "true"}).exit_code, 2);
   EXPECT_EQ(cli({"run", "--shared", "--permits", "2", "doc", "--", "true"}).exit_code, 2);

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "client/family/held.hpp"
 #include "client/family/inspect.hpp"
@@ -34,6 +35,18 @@ TEST(FamilyReply, GrantsCarryAWritersToken) {
   EXPECT_EQ(fenced.status, NodeStatus::granted);
   EXPECT_EQ(fenced.token, 41u);
   EXPECT_EQ(read("*1\r\n:1\r\n").status, NodeStatus::granted);  // extend, release, fence
+}
+
+TEST(FamilyReply, AFencedKeySetsGrantCarriesOneTokenPerKey) {
+  auto set = read("*4\r\n:1\r\n:0\r\n:7\r\n:41\r\n");
+  EXPECT_EQ(set.status, NodeStatus::granted);
+  EXPECT_EQ(set.token, 0u) << "a set has no single token";
+  EXPECT_EQ(set.tokens, (std::vector<std::uint64_t>{7, 41}));
+  EXPECT_TRUE(read("*2\r\n:1\r\n:0\r\n").tokens.empty());
+  // A token that is not a positive integer is not a grant to trust.
+  auto odd = read("*4\r\n:1\r\n:0\r\n:7\r\n$2\r\nxx\r\n");
+  EXPECT_EQ(odd.status, NodeStatus::redis_error);
+  EXPECT_EQ(odd.error, make_error_code(errc::protocol_error));
 }
 
 TEST(FamilyReply, NothingOfTheCallersIsNotHeld) {

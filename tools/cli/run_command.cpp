@@ -125,11 +125,22 @@ int run(const GlobalOptions& globals, const RunArguments& args) {
   ChildProcess::Environment environment = {{"REDLOCK_KEY", args.key},
                                            {"REDLOCK_VALUE", lock.value()}};
   std::vector<std::string> unset;
-  if (auto token = lock.fencing_token()) {
+  if (auto token = lock.fencing_token(args.key)) {
     environment.emplace_back("REDLOCK_TOKEN", std::to_string(*token));
   } else {
     // A token inherited from an outer `redlock run` belongs to another lock.
     unset.push_back("REDLOCK_TOKEN");
+  }
+  if (!args.also.empty() && args.fencing) {
+    // A key set: every key's own token, in the order KEY, then the --also keys.
+    std::string tokens;
+    for (const auto& key : lock.resources()) {
+      if (!tokens.empty()) tokens += ' ';
+      tokens += std::to_string(lock.fencing_token(key).value_or(0));
+    }
+    environment.emplace_back("REDLOCK_TOKENS", std::move(tokens));
+  } else {
+    unset.push_back("REDLOCK_TOKENS");
   }
   std::optional<ChildProcess> child;
   try {
@@ -170,7 +181,8 @@ Subcommand add_run_command(CLI::App& parent, GlobalOptions& globals) {
                 "Do not wait: exit 1 at once when the lock is held")
       ->excludes(wait);
   app->add_flag("--fencing", args->fencing,
-                "Pass a fencing token (greater than every earlier holder's) in REDLOCK_TOKEN");
+                "Pass a fencing token (greater than every earlier holder's) in REDLOCK_TOKEN "
+                "(KEY's); with --also, every key's in REDLOCK_TOKENS");
   app->add_flag("--no-extend", args->no_extend,
                 "Do not extend the lock: the command gets --lost-signal if it outlives the TTL");
   app->add_flag("--quiet,-q", args->quiet,
@@ -218,7 +230,8 @@ Subcommand add_run_command(CLI::App& parent, GlobalOptions& globals) {
   app->add_option("COMMAND", args->command, "The command to run and its arguments, after --");
   add_global_options(*app, globals);
   app->footer(
-      "The command gets REDLOCK_KEY, REDLOCK_VALUE and, with --fencing, REDLOCK_TOKEN.\n"
+      "The command gets REDLOCK_KEY, REDLOCK_VALUE and, with --fencing, REDLOCK_TOKEN (with\n"
+      "--also also REDLOCK_TOKENS: one token per key, KEY first, space-separated).\n"
       "KEY is an exclusive lock unless --shared/--exclusive (a read-write lock), --permits\n"
       "(a semaphore) or --also (a key set) say otherwise; a key serves one kind of lock.\n"
       "SIGINT, SIGTERM and SIGHUP are forwarded to it.\n"

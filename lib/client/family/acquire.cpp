@@ -125,18 +125,43 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
       return attempt_failed(Error(make_error_code(code), std::move(message), round.outcomes), value,
                             round);
     }
-    if (options_.fencing) return write_back_token(std::move(round), std::move(value));
+    if (options_.fencing && !engine_->seams().skip_fencing_write_back) {
+      return write_back_token(std::move(round), std::move(value));
+    }
+    if (options_.fencing && held_->primitive == Primitive::keys) {
+      auto tokens = round.max_tokens;
+      return succeed(std::move(round), std::move(value), std::nullopt, std::move(tokens));
+    }
+    if (options_.fencing) {
+      const auto token = round.max_token;
+      return succeed(std::move(round), std::move(value), token);
+    }
     succeed(std::move(round), std::move(value), std::nullopt);
   }
 
-  // A writer's token, as for the exclusive lock (docs/fencing.md): raised on every granted
-  // node before it is handed out, so a later writer's quorum meets one of them.
+  // A writer's token, or a key set's token per key, as for the exclusive lock
+  // (docs/fencing.md): raised on every granted node before it is handed out, so a later
+  // holder's quorum meets one of them.
   void write_back_token(RoundResult acquired, std::string value) {
     const std::uint64_t token = acquired.max_token;
     auto shared = std::make_shared<RoundResult>(std::move(acquired));
+    const bool key_set = held_->primitive == Primitive::keys;
+    if (key_set && shared->max_tokens.size() != held_->keys.size()) {
+      // Every granting node answers one token per key; anything else is a protocol error.
+      auto message = "acquire " + what_ + " failed: the nodes' grants carried " +
+                     std::to_string(shared->max_tokens.size()) + " fencing tokens for " +
+                     std::to_string(held_->keys.size()) + " keys";
+      return attempt_failed(
+          Error(make_error_code(errc::protocol_error), std::move(message), shared->outcomes), value,
+          *shared);
+    }
     run_round(
         *engine_,
         [&](Node& node, NodeCallback done) {
+          if (key_set) {
+            return send_key_set_fence(node, *held_, value, shared->max_tokens, node_timeout_,
+                                      std::move(done));
+          }
           send_family_fence(node, *held_, value, token, node_timeout_, std::move(done));
         },
         vote_owner_action,
@@ -154,12 +179,18 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
             return self->attempt_failed(
                 Error(make_error_code(code), std::move(message), fenced.outcomes), value, *shared);
           }
+          if (self->held_->primitive == Primitive::keys) {
+            auto tokens = shared->max_tokens;
+            return self->succeed(std::move(*shared), std::move(value), std::nullopt,
+                                 std::move(tokens));
+          }
           self->succeed(std::move(*shared), std::move(value), token);
         },
         held_->quorum);
   }
 
-  void succeed(RoundResult round, std::string value, std::optional<std::uint64_t> token) {
+  void succeed(RoundResult round, std::string value, std::optional<std::uint64_t> token,
+               std::vector<std::uint64_t> tokens = {}) {
     const auto what = "acquire " + what_;
     const auto now = Clock::now();
     const auto valid_until = core::valid_until(round.start, options_.ttl, engine_->drift());
@@ -176,6 +207,7 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
     state->held = held_;
     state->value = std::move(value);
     state->token = token;
+    state->tokens = std::move(tokens);
     state->nodes = std::move(round.outcomes);
     state->set_ttl(options_.ttl);
     state->extend_every = options_.extend_every;

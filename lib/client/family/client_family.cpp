@@ -89,9 +89,6 @@ Result<std::shared_ptr<const detail::Held>> keys_of(const detail::Engine& engine
   if (keys.empty()) return invalid("keys: the key list is empty");
   if (auto problem = core::check_lock_options(options, engine.options().node_timeout))
     return invalid(*problem);
-  if (options.fencing) {
-    return invalid("fencing: key sets carry no fencing tokens; lock a key alone for one");
-  }
   std::unordered_set<std::string_view> seen;
   for (const auto& key : keys) {
     if (auto problem = core::check_key(key, engine.options().max_key_bytes))
@@ -172,6 +169,18 @@ std::vector<std::string> Lock::resources() const {
   if (!state_) return {};
   if (state_->held && state_->held->primitive == detail::Primitive::keys) return state_->held->keys;
   return {state_->resource};
+}
+
+std::optional<std::uint64_t> Lock::fencing_token(std::string_view key) const {
+  if (!state_) return std::nullopt;
+  const auto& held = state_->held;
+  if (held && held->primitive == detail::Primitive::keys) {
+    for (std::size_t i = 0; i < held->keys.size() && i < state_->tokens.size(); ++i) {
+      if (held->keys[i] == key) return state_->tokens[i];
+    }
+    return std::nullopt;
+  }
+  return key == state_->resource ? state_->token : std::nullopt;
 }
 
 Result<Lock> Client::read_lock(std::string_view key, const LockOptions& options) {

@@ -67,6 +67,13 @@ NodeReply interpret_family_reply(const redisReply* reply, std::string_view where
     if (reply->elements == 2 && is_integer(reply->element[1]) && reply->element[1]->integer > 0) {
       result.token = static_cast<std::uint64_t>(reply->element[1]->integer);
     }
+    // A key set with fencing: {1, 0, one token per key}.
+    for (std::size_t i = 2; i < reply->elements; ++i) {
+      if (!is_integer(reply->element[i]) || reply->element[i]->integer <= 0) {
+        return unexpected_reply(reply, where);
+      }
+      result.tokens.push_back(static_cast<std::uint64_t>(reply->element[i]->integer));
+    }
     return result;
   }
   if (code == 0 && reply->elements == 1) {
@@ -118,6 +125,23 @@ const char* mode_of(const Held& held) {
   return held.primitive == Primitive::writer ? "w" : "r";
 }
 
+// A key set's KEYS: its locks, then (with fencing) their fence counters in the same order.
+// The views point into `held`; the counters' names are kept alongside.
+struct KeySetKeys {
+  std::vector<std::string> fence_keys;
+  std::vector<std::string_view> keys;
+};
+
+KeySetKeys key_set_keys(const Held& held, bool fencing) {
+  KeySetKeys out;
+  out.keys.assign(held.keys.begin(), held.keys.end());
+  if (!fencing) return out;
+  out.fence_keys.reserve(held.keys.size());
+  for (const auto& key : held.keys) out.fence_keys.push_back(key + scripts::fence_suffix);
+  out.keys.insert(out.keys.end(), out.fence_keys.begin(), out.fence_keys.end());
+  return out;
+}
+
 }  // namespace
 
 void send_family_acquire(Node& node, const Held& held, std::string_view value, milliseconds ttl,
@@ -131,9 +155,9 @@ void send_family_acquire(Node& node, const Held& held, std::string_view value, m
                                   interpret_family_reply, std::move(done));
   }
   if (held.primitive == Primitive::keys) {
-    const std::vector<std::string_view> keys(held.keys.begin(), held.keys.end());
-    const std::array<std::string_view, 2> args{value, ttl_ms};
-    return node.run_family_script(scripts::multi_acquire(), keys, args, timeout,
+    const auto set = key_set_keys(held, fencing);
+    const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
+    return node.run_family_script(scripts::multi_acquire(), set.keys, args, timeout,
                                   interpret_family_reply, std::move(done));
   }
   const std::string fence_key = held.key + scripts::fence_suffix;
@@ -187,6 +211,19 @@ void send_family_fence(Node& node, const Held& held, std::string_view value, std
   const std::array<std::string_view, 2> keys{held.key, fence_key};
   const std::array<std::string_view, 2> args{value, token_text};
   node.run_family_script(scripts::rw_fence(), keys, args, timeout, interpret_family_reply,
+                         std::move(done));
+}
+
+void send_key_set_fence(Node& node, const Held& held, std::string_view value,
+                        const std::vector<std::uint64_t>& tokens, milliseconds timeout,
+                        NodeCallback done) {
+  std::vector<std::string> token_texts;
+  token_texts.reserve(tokens.size());
+  for (const auto token : tokens) token_texts.push_back(std::to_string(token));
+  std::vector<std::string_view> args{value};
+  args.insert(args.end(), token_texts.begin(), token_texts.end());
+  const auto set = key_set_keys(held, /*fencing=*/true);
+  node.run_family_script(scripts::multi_fence(), set.keys, args, timeout, interpret_family_reply,
                          std::move(done));
 }
 

@@ -66,6 +66,12 @@ void send_family_release(Node& node, const Held& held, std::string_view value, A
 void send_family_fence(Node& node, const Held& held, std::string_view value, std::uint64_t token,
                        std::chrono::milliseconds timeout, NodeCallback done);
 
+/// Key set with fencing: raises each key's counter to its token (`tokens` in the order of
+/// held.keys) if `value` still holds every key on the node.
+void send_key_set_fence(Node& node, const Held& held, std::string_view value,
+                        const std::vector<std::uint64_t>& tokens, std::chrono::milliseconds timeout,
+                        NodeCallback done);
+
 /// Reads the reply of a family script (scripts/family_scripts.hpp).
 NodeReply interpret_family_reply(const redisReply* reply, std::string_view where);
 
