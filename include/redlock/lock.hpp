@@ -80,7 +80,9 @@ class REDLOCK_EXPORT Lock {
   /// the release (or it failed), or at once on the calling thread when there is nothing
   /// to release (a release already confirmed, or moved from: success) or the client is
   /// closed (errc::cancelled). `done` may be empty (nobody is told). An exception it
-  /// throws is caught and reported on stderr.
+  /// throws is caught and reported on stderr. The Lock may be destroyed at once after
+  /// it: the destructor then neither waits nor sends a release of its own, and if this
+  /// release fails it is sent once more.
   void unlock_async(std::function<void(Result<void>)> done);
 
   /// True once the watchdog (auto_extend) failed to keep a quorum, or stopped at

@@ -1,3 +1,5 @@
+#include <utility>
+
 #include <redlock/lock.hpp>
 
 #include "client/engine.hpp"
@@ -26,14 +28,35 @@ Error moved_from_error(std::string_view action) {
 
 /// The release of unlock(), unlock_async() and the destructor: stops the watchdog and
 /// deletes our value everywhere. Owner-checked and idempotent, so a release that was not
-/// confirmed may be sent again.
+/// confirmed may be sent again. The caller counted it in releases_in_flight (before any
+/// hop to the loop thread); its answer uncounts it.
 void start_unlock(const std::shared_ptr<LockState>& state, detail::ReleaseDone done) {
   detail::stop_watchdog(*state);
-  detail::start_release(*state, state->engine->node_timeout(state->ttl()),
-                        [state, done = std::move(done)](Result<detail::Released> released) {
-                          if (released) state->release = detail::ReleaseState::confirmed;
-                          done(std::move(released));
-                        });
+  detail::start_release(
+      *state, state->engine->node_timeout(state->ttl()),
+      [state, done = std::move(done)](Result<detail::Released> released) {
+        if (released) state->release = detail::ReleaseState::confirmed;
+        const bool last = state->releases_in_flight.fetch_sub(1) == 1;
+        if (!released && last && std::exchange(state->release_again_if_unconfirmed, false)) {
+          // The handle is gone and left the last chance to this release: one more try.
+          state->releases_in_flight.fetch_add(1);
+          start_unlock(state, [](Result<detail::Released>) {});
+        }
+        done(std::move(released));
+      });
+}
+
+/// On the loop thread, for a handle being destroyed: an unlock_async() still on its way
+/// finishes the release (and tries once more if it fails); otherwise the release starts
+/// here, answered to no one.
+void release_for_destroyed_handle(const std::shared_ptr<LockState>& state) {
+  if (state->release.load() == detail::ReleaseState::confirmed) return;
+  if (state->releases_in_flight.load() > 0) {
+    state->release_again_if_unconfirmed = true;
+    return;
+  }
+  state->releases_in_flight.fetch_add(1);
+  start_unlock(state, [](Result<detail::Released>) {});
 }
 
 bool release_confirmed(const std::shared_ptr<LockState>& state) {
@@ -55,6 +78,10 @@ Lock& Lock::operator=(Lock&& other) noexcept {
 }
 
 Lock::~Lock() {
+  if (!state_) return;
+  // Read before `release`: a release that succeeds is marked confirmed before it is
+  // uncounted, so seeing none in flight means seeing its confirmation too.
+  const bool in_flight = state_->releases_in_flight.load() > 0;
   // A release that was requested but not confirmed is sent once more: it is idempotent,
   // and the last chance to free the nodes before the TTL does.
   if (release_confirmed(state_)) return;
@@ -62,14 +89,25 @@ Lock::~Lock() {
   auto& engine = *state_->engine;
   if (engine.on_loop_thread()) {
     // Destroyed inside a callback: cannot wait here, the release proceeds on its own.
-    start_unlock(state_, [](Result<detail::Released>) {});
+    release_for_destroyed_handle(state_);
+    return;
+  }
+  if (in_flight) {
+    // After unlock_async(): that release is on its way and its caller gets the answer;
+    // a second one would double the nodes' work, and waiting for it would block a caller
+    // who chose not to wait.
+    (void)engine.post([state = state_] { release_for_destroyed_handle(state); });
     return;
   }
   // Bounded: every node answers or times out within node_timeout; the margin covers
   // the hop to the loop thread. Whatever happens, the destructor does not throw.
   const auto limit = engine.node_timeout(state_->ttl()) * 2 + milliseconds(100);
   (void)detail::call_sync_for<detail::Released>(
-      engine, "unlock", [state = state_](auto deliver) { start_unlock(state, std::move(deliver)); },
+      engine, "unlock",
+      [state = state_](auto deliver) {
+        state->releases_in_flight.fetch_add(1);
+        start_unlock(state, std::move(deliver));
+      },
       limit);
 }
 
@@ -126,12 +164,15 @@ void Lock::unlock_async(std::function<void(Result<void>)> done) {
   };
   if (release_confirmed(state_)) return deliver(detail::Released{});
   state_->release = detail::ReleaseState::requested;
+  // Counted here, before the hop: the handle may be destroyed before the loop runs it.
+  state_->releases_in_flight.fetch_add(1);
   auto& engine = *state_->engine;
   if (engine.on_loop_thread()) return start_unlock(state_, std::move(deliver));
   auto shared_deliver = std::make_shared<detail::ReleaseDone>(std::move(deliver));
   const bool posted = engine.post(
       [state = state_, shared_deliver] { start_unlock(state, std::move(*shared_deliver)); });
   if (!posted) {
+    state_->releases_in_flight.fetch_sub(1);
     (*shared_deliver)(detail::cancelled_error("unlock " + detail::quote_key(state_->resource)));
   }
 }
@@ -142,9 +183,11 @@ Result<void> Lock::unlock() {
   // nothing (unlock_async() or the destructor release from there).
   if (state_->engine->on_loop_thread()) return detail::loop_thread_error("unlock");
   state_->release = detail::ReleaseState::requested;
-  auto released = detail::call_sync<detail::Released>(
-      *state_->engine, "unlock",
-      [state = state_](auto deliver) { start_unlock(state, std::move(deliver)); });
+  auto released = detail::call_sync<detail::Released>(*state_->engine, "unlock",
+                                                      [state = state_](auto deliver) {
+                                                        state->releases_in_flight.fetch_add(1);
+                                                        start_unlock(state, std::move(deliver));
+                                                      });
   if (!released) return std::move(released).error();
   return {};
 }

@@ -52,6 +52,9 @@ struct LockState {
 
   std::atomic<core::Clock::rep> valid_until_ticks{0};
   std::atomic<ReleaseState> release{ReleaseState::held};
+  /// Releases handed to the loop thread and not yet answered (counted by the thread that
+  /// asks, before the hop), so the destructor knows one is already on its way.
+  std::atomic<int> releases_in_flight{0};
   /// The watchdog could not keep a quorum.
   std::atomic<bool> lost{false};
 
@@ -63,6 +66,9 @@ struct LockState {
   std::deque<std::function<void()>> queued_extensions;
   /// The cap on auto-extension (LockOptions::max_hold, max_extensions).
   HoldLimit hold;
+  /// The handle was destroyed while a release was out: if that release fails, it is
+  /// sent once more, as the destructor would have done.
+  bool release_again_if_unconfirmed = false;
 
   std::chrono::milliseconds ttl() const noexcept {
     return std::chrono::milliseconds(ttl_ms.load());

@@ -221,6 +221,27 @@ TEST_F(LockEdgesTest, UnlockAfterAFailedUnlockSendsTheReleaseAgain) {
   EXPECT_TRUE(lock->unlock()) << "a third unlock after a confirmed one is harmless";
 }
 
+// unlock_async() and then dropping the handle is the ordinary asynchronous use: the
+// destructor must not send a second release of its own (nor wait for one) while the
+// first is on its way.
+TEST_F(LockEdgesTest, DroppingTheHandleAfterUnlockAsyncSendsOneRelease) {
+  auto client = Client::create(options());
+  auto lock = client->try_lock("edges:async-release", 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  const long long gets_before = calls({"get"});  // each release script GETs once per node
+  std::promise<Result<void>> released;
+  lock->unlock_async([&](Result<void> result) { released.set_value(std::move(result)); });
+  { Lock dropped = std::move(*lock); }
+  auto future = released.get_future();
+  must_finish(future, 5s, "unlock_async");
+  EXPECT_TRUE(future.get());
+  std::this_thread::sleep_for(100ms);  // a second release would have landed by now
+  EXPECT_EQ(calls({"get"}) - gets_before, 5) << "one release per node, not two";
+  for (std::size_t i = 0; i < cluster().size(); ++i) {
+    EXPECT_EQ(get(i, "edges:async-release"), "(nil)") << "node " << i;
+  }
+}
+
 // wait = max means "until acquired", not one attempt; a ttl too long for the clock is
 // refused with a clear error.
 TEST_F(LockEdgesTest, DurationsAtTheirLimits) {

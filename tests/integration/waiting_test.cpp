@@ -36,21 +36,6 @@ class WaitingTest : public test::LockNodesTest {
     return Client::create(slow);
   }
 
-  /// Calls of the given commands (as INFO commandstats names them, e.g. "evalsha")
-  /// served by all five lock nodes since they started, those run by scripts included.
-  static long long calls(std::initializer_list<std::string_view> commands) {
-    long long total = 0;
-    for (std::size_t node = 0; node < cluster().size(); ++node) {
-      const std::string info = cluster()[node].command({"INFO", "commandstats"}).str;
-      for (std::string_view command : commands) {
-        const std::string field = "cmdstat_" + std::string(command) + ":calls=";
-        const auto at = info.find(field);
-        if (at != std::string::npos) total += std::stoll(info.substr(at + field.size()));
-      }
-    }
-    return total;
-  }
-
   /// Lua script calls (EVALSHA and EVAL: acquires, releases, extends).
   static long long script_calls() { return calls({"evalsha", "eval"}); }
 };

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <redlock/client.hpp>
@@ -44,6 +46,21 @@ class LockNodesTest : public ::testing::Test {
     options.reconnect_min = std::chrono::milliseconds(5);
     options.reconnect_max = std::chrono::milliseconds(50);
     return options;
+  }
+
+  /// Calls of the given commands (as INFO commandstats names them, e.g. "evalsha")
+  /// served by all five lock nodes since they started, those run by scripts included.
+  static long long calls(std::initializer_list<std::string_view> commands) {
+    long long total = 0;
+    for (std::size_t node = 0; node < cluster().size(); ++node) {
+      const std::string info = cluster()[node].command({"INFO", "commandstats"}).str;
+      for (std::string_view command : commands) {
+        const std::string field = "cmdstat_" + std::string(command) + ":calls=";
+        const auto at = info.find(field);
+        if (at != std::string::npos) total += std::stoll(info.substr(at + field.size()));
+      }
+    }
+    return total;
   }
 
   /// The value of `key` on lock node `node`, or "(nil)".
