@@ -137,6 +137,13 @@ bool ReleaseNotifier::attempt_failed(WaiterId id, bool holder_seen) {
   return after.retry_now;
 }
 
+bool ReleaseNotifier::announced_released(WaiterId id, std::string_view holder) {
+  Channel* channel = channel_of(id);
+  if (channel == nullptr || holder.empty()) return false;
+  const auto& recent = channel->recent_releases;
+  return std::find(recent.begin(), recent.end(), holder) != recent.end();
+}
+
 void ReleaseNotifier::unwatch(WaiterId id, bool acquired) {
   auto found = waiter_channels_.find(id);
   if (found == waiter_channels_.end()) return;

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -60,6 +61,10 @@ class ReleaseNotifier {
   /// wake another waiter before it returns. True: attempt again at once (a release was
   /// announced while the attempts were in flight).
   bool attempt_failed(WaiterId id, bool holder_seen);
+  /// `holder` is among the last releases announced on the waiter's key: a node that
+  /// still has it had not applied that release yet, so it is leaving, however long its
+  /// TTL (the other nodes' announcements of it wake no one again).
+  bool announced_released(WaiterId id, std::string_view holder);
   /// The waiter is done (`acquired` the lock, or gave up). May wake another waiter before
   /// it returns.
   void unwatch(WaiterId id, bool acquired);

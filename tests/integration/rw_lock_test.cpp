@@ -198,6 +198,39 @@ TEST_F(RwLockTest, AWritersReleaseLetsEveryWaitingReaderIn) {
   }
 }
 
+// The first node to apply a writer's release announces it; the waiter woken by that can
+// reach the other nodes before the release does and be refused by the writer it knows is
+// leaving. The other nodes' announcements carry the same value and wake no one again, so
+// the waiter must not then sleep for the writer's whole TTL. Here the announcement comes
+// first by hand and the writer's fields go 200 ms later, silently.
+TEST_F(RwLockTest, AWaiterRefusedByAHolderAlreadyAnnouncedAsReleasedRetriesSoon) {
+  auto slow_polling = options();
+  slow_polling.retry_delay = 5s;
+  slow_polling.retry_jitter = 1s;
+  auto writer_client = Client::create(options());
+  auto reader_client = Client::create(slow_polling);
+  auto writer = writer_client->write_lock("doc", {.ttl = 30s});
+  ASSERT_TRUE(writer);
+  auto reader = std::async(std::launch::async, [&] {
+    auto share = reader_client->read_lock("doc", {.ttl = 10s, .wait = 20s});
+    return std::make_pair(share.code(), Clock::now());
+  });
+  std::this_thread::sleep_for(300ms);  // refused once, asleep on the writer's TTL
+  for (std::size_t node = 0; node < cluster().size(); ++node) {
+    cluster()[node].command({"PUBLISH", "doc:released", writer->value()});
+  }
+  std::this_thread::sleep_for(200ms);  // woken, refused again by the "leaving" writer
+  const auto released = Clock::now();
+  for (std::size_t node = 0; node < cluster().size(); ++node) {
+    cluster()[node].command({"HDEL", "doc", "w:" + writer->value()});
+  }
+  ASSERT_EQ(reader.wait_for(5s), std::future_status::ready)
+      << "the waiter slept on a holder that had announced its release";
+  auto [code, at] = reader.get();
+  EXPECT_EQ(code, std::error_code());
+  EXPECT_LT(at - released, 1s);
+}
+
 TEST_F(RwLockTest, WritersGetIncreasingFencingTokensReadersNone) {
   auto client = Client::create(options());
   std::uint64_t last = 0;

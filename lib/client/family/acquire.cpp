@@ -249,17 +249,27 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
     if (timer_) {
       // A key set listens on its first key only: sleeping until a holder of another key
       // expires could miss that key's release, so it retries at the ordinary delay.
-      const auto expiry =
-          held_->primitive == Primitive::keys ? std::nullopt : earliest_expiry(round);
+      auto expiry = held_->primitive == Primitive::keys ? std::nullopt : earliest_expiry(round);
+      // Refused by a holder whose release was already announced: the release has not
+      // reached these nodes yet and will announce nothing new, so look again soon.
+      const bool leaving =
+          expiry && watch_id_ &&
+          engine_->notifier().announced_released(*watch_id_, round.single_holder());
+      if (leaving) expiry.reset();
       if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, expiry.has_value())) {
         next = schedule_.next_attempt(attempts_, now, milliseconds(0));
         if (next) next = now;
       } else {
         next = schedule_.next_attempt(attempts_, now, expiry);
-        // Partly granted and refused by fewer than a quorum: try again within a jittered
-        // couple of node deadlines instead of a whole retry delay.
-        if (next && !expiry && partly_granted(round)) {
-          const auto span = static_cast<std::uint64_t>(2 * node_timeout_.count() + 1);
+        // Partly granted and refused by fewer than a quorum, or refused by a leaving
+        // holder: try again within a jittered couple of node deadlines instead of a whole
+        // retry delay.
+        if (next && !expiry && (leaving || partly_granted(round))) {
+          // A release that announced but failed elsewhere leaves its holder until the
+          // TTL: doubling the span then keeps the waiters from polling at full rate.
+          leaving_streak_ = leaving ? std::min(leaving_streak_ + 1, 6) : 0;
+          const auto span = static_cast<std::uint64_t>(
+              2 * node_timeout_.count() * (1 << std::max(leaving_streak_ - 1, 0)) + 1);
           next = std::min(*next, now + milliseconds(1 + engine_->random()() % span));
         }
         // A waiting writer's intent must be refreshed before it ends on the nodes, or new
@@ -315,6 +325,7 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
   TimerPtr timer_;  // only when waiting; closed in finish()
   std::optional<ReleaseNotifier::WaiterId> watch_id_;
   int attempts_ = 0;
+  int leaving_streak_ = 0;  // consecutive refusals by holders announced as released
   bool finished_ = false;
 };
 
