@@ -92,9 +92,16 @@ std::optional<Completion> Pipeline::eval(const scripts::Script& script,
   const auto numkeys_end = std::to_chars(numkeys, numkeys + sizeof numkeys, keys.size()).ptr;
   const std::size_t argc = 3 + keys.size() + args.size();
   const std::size_t begin = out_.size();
+  // The first use of a script on a connection sends its source: the server may lack it
+  // (a fresh or restarted node), and an EVALSHA refused with NOSCRIPT would be overtaken
+  // by the commands written behind it, a release the node has cached among them, which
+  // would then run before its acquire. EVAL caches the script for the EVALSHAs after it.
+  const bool first_use =
+      std::find(scripts_sent_.begin(), scripts_sent_.end(), &script) == scripts_sent_.end();
+  if (first_use) scripts_sent_.push_back(&script);
   append_array_header(out_, argc);
-  append_bulk(out_, "EVALSHA");
-  append_bulk(out_, script.sha1);
+  append_bulk(out_, first_use ? "EVAL" : "EVALSHA");
+  append_bulk(out_, first_use ? script.source : std::string_view(script.sha1));
   // EVAL differs from EVALSHA only in its first two arguments, so the encoded rest
   // ("numkeys key... arg...") is kept to re-send the script on NOSCRIPT.
   const std::size_t tail = out_.size();
@@ -102,11 +109,11 @@ std::optional<Completion> Pipeline::eval(const scripts::Script& script,
   for (std::string_view key : keys) append_bulk(out_, key);
   for (std::string_view arg : args) append_bulk(out_, arg);
   Entry& entry = enqueue(std::move(callback), timeout, out_.size() - begin, now);
-  entry.script = &script;
-  entry.command.assign("EVALSHA");
+  entry.script = first_use ? nullptr : &script;  // EVAL cannot answer NOSCRIPT
+  entry.command.assign(first_use ? "EVAL" : "EVALSHA");
   entry.script_name = script.name;
   entry.argc = argc;
-  entry.eval_tail.assign(out_, tail, std::string::npos);
+  if (!first_use) entry.eval_tail.assign(out_, tail, std::string::npos);
   return std::nullopt;
 }
 
@@ -344,6 +351,7 @@ void Pipeline::fail_all(std::error_code error, std::string_view detail, std::uin
   reader_ = create_reply_reader(&reply_cache_);
   written_ = 0;
   out_.clear();
+  scripts_sent_.clear();  // the next connection may reach a server without them
   while (!entries_.empty()) {
     Entry& entry = entries_.front();
     ReplyCallback callback = std::exchange(entry.callback, nullptr);

@@ -85,7 +85,8 @@ class Pipeline {
                                     std::chrono::milliseconds timeout, ReplyCallback&& callback,
                                     std::uint64_t now);
 
-  /// EVALSHA of `script` (which must outlive the command); NOSCRIPT re-sends it as EVAL.
+  /// EVALSHA of `script` (which must outlive the command), or EVAL with its source the
+  /// first time this connection sends it; NOSCRIPT re-sends it as EVAL.
   std::optional<Completion> eval(const scripts::Script& script,
                                  std::span<const std::string_view> keys,
                                  std::span<const std::string_view> args,
@@ -186,6 +187,8 @@ class Pipeline {
   std::uint64_t earliest_ns_ = no_deadline;  // lower bound of when an entry needs a look
   std::uint64_t commands_ = 0;
   std::uint64_t late_replies_ = 0;
+  // Scripts sent on this connection (as EVAL the first time); cleared by fail_all().
+  std::vector<const scripts::Script*> scripts_sent_;
 };
 
 }  // namespace redlock::net

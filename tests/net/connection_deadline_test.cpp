@@ -280,6 +280,13 @@ TEST(ConnectionDeadline, LateNoscriptIsDiscardedNotResent) {
   auto connection = open_ready(loop, server);
   const scripts::Script& inspect = scripts::inspect();
   std::vector<std::string_view> keys{"res"};
+  // Sent once (its first use is an EVAL), then lost by the server: the next is an
+  // EVALSHA, which meets NOSCRIPT.
+  Outcome first;
+  connection->eval(inspect, keys, {}, 2s, record(first));
+  ASSERT_TRUE(loop.run_until([&] { return first.done(); }));
+  ASSERT_TRUE(first.ok()) << first.detail;
+  ASSERT_FALSE(server.command({"SCRIPT", "FLUSH"}).is_error());
   server.pause();
   Outcome late;
   connection->eval(inspect, keys, {}, 100ms, record(late));

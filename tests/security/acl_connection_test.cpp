@@ -113,7 +113,7 @@ TEST(Acl, ScriptOnAnotherKeyIsDeniedNamingTheScriptAndTheNode) {
   EXPECT_EQ(denied.error, make_error_code(errc::redis_error)) << denied.detail;
   expect_contains(denied.detail,
                   "NOPERM this user has no permissions to access one of the keys used as "
-                  "arguments (EVALSHA of the acquire script on " +
+                  "arguments (EVAL of the acquire script on " +
                       node(server) + ")");
   EXPECT_TRUE(server.command({"EXISTS", "other:x"}).integer == 0);
 

@@ -84,6 +84,15 @@ class PipelineTest : public ::testing::Test {
     if (refused) refused->run();
   }
 
+  // The script has been sent on this connection once (as EVAL, answered), so the next use
+  // is an EVALSHA: what a server that lost it (SCRIPT FLUSH, failover) answers NOSCRIPT.
+  void sent_once(const scripts::Script& script) {
+    Outcome first;
+    submit_eval(script, "earlier", "v0", 100ms, first);
+    ASSERT_EQ(flush().find("$4\r\nEVAL\r\n"), 4u) << "the first use is an EVAL";
+    receive("+OK\r\n");
+  }
+
   // What the connection's flush writes: every queued command's bytes.
   std::string flush() {
     if (!pipeline.has_unsent()) return {};
@@ -149,6 +158,8 @@ TEST_F(PipelineTest, CommandsGoOutInOneWriteAndRepliesMatchInOrder) {
 }
 
 TEST_F(PipelineTest, ErrorRepliesCarryRedisTextAndDenialsSayWhatAndWhere) {
+  sent_once(acquire_script);
+  sent_once(release_script);
   Outcome plain, denied, empty;
   submit({"INCR", "a"}, 100ms, plain);
   submit_eval(acquire_script, "k", "v", 100ms, denied);
@@ -353,7 +364,40 @@ TEST_F(PipelineTest, FailAllReportsTimeoutForCommandsPastTheirDeadline) {
   EXPECT_EQ(live.detail, "read node:7101: connection reset");
 }
 
+// A fresh connection may reach a server that never saw the script: its first use sends
+// the source, later ones the digest, and a reconnect starts over.
+TEST_F(PipelineTest, TheFirstUseOfAScriptOnAConnectionSendsItsSource) {
+  Outcome first, second, after_drop;
+  submit_eval(acquire_script, "lock", "v1", 100ms, first);
+  EXPECT_EQ(flush(), encode({"EVAL", acquire_script.source, "1", "lock", "v1"}));
+  receive("+OK\r\n");
+  submit_eval(acquire_script, "lock", "v2", 100ms, second);
+  EXPECT_EQ(flush(), encode({"EVALSHA", acquire_script.sha1, "1", "lock", "v2"}));
+  receive("+OK\r\n");
+  fail_all(make_error_code(errc::connection_error), "node:7101: connection reset");
+  submit_eval(acquire_script, "lock", "v3", 100ms, after_drop);
+  EXPECT_EQ(flush(), encode({"EVAL", acquire_script.source, "1", "lock", "v3"}));
+}
+
+// A script the node lacks must not be overtaken by one it has: an acquire (never sent on
+// this connection) and the release behind it (sent before) go out in order, the acquire
+// with its source, so the node runs it first; with an EVALSHA the node would answer
+// NOSCRIPT and run the release before the acquire's resend.
+TEST_F(PipelineTest, AScriptTheNodeMayLackIsNotOvertakenByOneItHas) {
+  sent_once(release_script);
+  Outcome acquire, release;
+  submit_eval(acquire_script, "lock", "v1", 100ms, acquire);
+  submit_eval(release_script, "lock", "v1", 100ms, release);
+  EXPECT_EQ(flush(), encode({"EVAL", acquire_script.source, "1", "lock", "v1"}) +
+                         encode({"EVALSHA", release_script.sha1, "1", "lock", "v1"}));
+  receive("+OK\r\n:1\r\n");
+  EXPECT_EQ(acquire.value, "OK");
+  EXPECT_EQ(release.value, "1");
+}
+
 TEST_F(PipelineTest, NoscriptResendsTheScriptAsEvalWithTheSameCallback) {
+  sent_once(acquire_script);
+  sent_once(release_script);
   Outcome acquire;
   submit_eval(acquire_script, "lock", "v1", 100ms, acquire);
   EXPECT_EQ(flush(), encode({"EVALSHA", acquire_script.sha1, "1", "lock", "v1"}));
@@ -368,6 +412,8 @@ TEST_F(PipelineTest, NoscriptResendsTheScriptAsEvalWithTheSameCallback) {
 }
 
 TEST_F(PipelineTest, NoscriptOfAnAbandonedCommandIsDroppedNotResent) {
+  sent_once(acquire_script);
+  sent_once(release_script);
   Outcome acquire;
   submit_eval(acquire_script, "lock", "v1", 50ms, acquire);
   flush();
@@ -383,6 +429,8 @@ TEST_F(PipelineTest, NoscriptOfAnAbandonedCommandIsDroppedNotResent) {
 // NOSCRIPT. The resent acquire must run on the node before the release does, or the
 // release finds nothing to delete and the acquire then leaves our value for a whole TTL.
 TEST_F(PipelineTest, NoscriptResendRunsBeforeCommandsQueuedBehindIt) {
+  sent_once(acquire_script);
+  sent_once(release_script);
   Outcome acquire, release;
   submit_eval(acquire_script, "lock", "v1", 100ms, acquire);
   flush();
@@ -405,6 +453,8 @@ TEST_F(PipelineTest, NoscriptResendRunsBeforeCommandsQueuedBehindIt) {
 
 // Both in flight in one write, NOSCRIPT for both: each is resent, in the same order.
 TEST_F(PipelineTest, NoscriptForTwoCommandsInFlightResendsThemInOrder) {
+  sent_once(acquire_script);
+  sent_once(release_script);
   Outcome acquire, release;
   submit_eval(acquire_script, "lock", "v1", 100ms, acquire);
   submit_eval(release_script, "lock", "v1", 100ms, release);
@@ -419,6 +469,8 @@ TEST_F(PipelineTest, NoscriptForTwoCommandsInFlightResendsThemInOrder) {
 
 // Retries line up in submission order, ahead of what was submitted after them.
 TEST_F(PipelineTest, NoscriptRetriesKeepSubmissionOrderAmongQueuedCommands) {
+  sent_once(acquire_script);
+  sent_once(release_script);
   Outcome acquire, release, later;
   submit_eval(acquire_script, "lock", "v1", 100ms, acquire);
   submit_eval(release_script, "lock", "v1", 100ms, release);
