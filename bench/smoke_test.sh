@@ -17,7 +17,7 @@ trap cleanup EXIT
 nodes=$("$cluster" start -n 5 --dir "$dir" -q)
 # Each driver with the exclusive lock, then each primitive of the lock family (4 workers
 # never contend for 4 permits).
-runs=("--driver threads" "--driver async" "--mode shared" "--mode permits --permits 4"
+runs=("--driver threads" "--driver async --observer" "--mode shared" "--mode permits --permits 4"
       "--mode keys --keys 3 --driver async")
 for flags in "${runs[@]}"; do
   # shellcheck disable=SC2086 # the flags are words on purpose
@@ -32,6 +32,7 @@ mode = flags[flags.index("--mode") + 1] if "--mode" in flags else "distinct"
 assert run["mode"] == mode, (run["mode"], mode)
 assert run["permits"] == (4 if mode == "permits" else None), run["permits"]
 assert run["keys_per_lock"] == (3 if mode == "keys" else 1), run["keys_per_lock"]
+assert run["observer"] == ("--observer" in flags), run["observer"]
 # The semaphore's quorum for 4 permits on 5 nodes is all of them.
 assert run["quorum"] == (5 if mode == "permits" else 3), run["quorum"]
 # Only that cycles complete: a loaded machine may legitimately fail some attempts.

@@ -125,6 +125,9 @@ Config parse_command_line(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   node_timeout->check(CLI::NonNegativeNumber);
 
+  app.add_flag("--observer", config.observer,
+               "Set Options::observer to one that counts every event (what observing costs; "
+               "without it no observer is set)");
   app.add_option("--pause", config.pause,
                  "SIGSTOP the first K nodes after the warm-up, SIGCONT them at the end")
       ->check(CLI::NonNegativeNumber)

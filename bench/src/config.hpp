@@ -43,6 +43,8 @@ struct Config {
   std::chrono::milliseconds stall{0};
   /// Pids of the nodes, in node order; empty = ask each node (INFO server).
   std::vector<pid_t> pids;
+  /// Options::observer set to one that counts every event: the cost of being observed.
+  bool observer = false;
   std::string label;
   int run = 0;
 };

@@ -50,6 +50,7 @@ std::string report_line(RunFacts facts) {
                            : std::string("C++20, lock_async on the loop thread");
   out["driver"] = "libuv + hiredis reader (own connection layer)";
   out["label"] = config.label;
+  out["observer"] = config.observer;
   out["run"] = config.run;
   out["mode"] = to_string(config.mode);
   // Beyond the shared schema: the lock family's parameters (null or 1 where they do not
