@@ -7,7 +7,8 @@
 //
 // Input layout (seeds in corpus/fuzz_node_replies/ are written in it):
 //   byte 0: bit 0 the URL carries a password (AUTH first), bit 1 database 3 (SELECT),
-//           bit 2 acquire asks for a fencing token, release announces itself
+//           bit 2 acquire asks for a fencing token, release announces itself,
+//           bit 3 acquire asks for the holder's TTL with the attempt (a waiter's)
 //   byte 1: operations sent, pipelined: 1 + (byte & 3)
 //   bytes 2..: one byte per operation: 0 acquire, 1 release, 2 extend, 3 fence, 4 inspect
 //   rest:   what the peer sends back
@@ -33,6 +34,7 @@ namespace {
 using namespace std::chrono_literals;
 using redlock::NodeStatus;
 using redlock::detail::Announce;
+using redlock::detail::HolderTtl;
 using redlock::detail::NodeReply;
 
 enum class Op { acquire, release, extend, fence, inspect };
@@ -197,7 +199,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Long deadlines: a reply path that stalls shows up as a libFuzzer timeout.
     switch (op) {
       case Op::acquire:
-        node->acquire("k", "v", 30s, (flags & 4) != 0, 10s, done);
+        node->acquire("k", "v", 30s, (flags & 4) != 0,
+                      (flags & 8) != 0 ? HolderTtl::with_attempt : HolderTtl::after_refusal, 10s,
+                      done);
         break;
       case Op::release:
         node->release("k", "v", (flags & 4) != 0 ? Announce::yes : Announce::no, 10s, done);

@@ -27,6 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using redlock::detail::Announce;
+using redlock::detail::HolderTtl;
 using redlock::detail::Node;
 using redlock::detail::NodeCallback;
 
