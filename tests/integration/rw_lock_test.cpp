@@ -39,6 +39,14 @@ class RwLockTest : public test::LockNodesTest {
   }
   /// A release or extend returns once a quorum answered; the last node is a moment behind.
   static void settle() { std::this_thread::sleep_for(50ms); }
+
+  /// A client whose waiters retry only every 5-6 s: one let in sooner was woken.
+  static Options slow_polling() {
+    auto slow = options();
+    slow.retry_delay = 5s;
+    slow.retry_jitter = 1s;
+    return slow;
+  }
 };
 
 TEST_F(RwLockTest, ReadersShareAndAWriterExcludesBoth) {
@@ -171,11 +179,8 @@ TEST_F(RwLockTest, AStreamOfOverlappingReadersDoesNotStarveAWriter) {
 }
 
 TEST_F(RwLockTest, AWritersReleaseLetsEveryWaitingReaderIn) {
-  auto slow_polling = options();
-  slow_polling.retry_delay = 5s;
-  slow_polling.retry_jitter = 1s;
   auto writer_client = Client::create(options());
-  auto reader_client = Client::create(slow_polling);
+  auto reader_client = Client::create(slow_polling());
   auto writer = writer_client->write_lock("doc", {.ttl = 30s});
   ASSERT_TRUE(writer);
   std::vector<std::future<std::pair<std::error_code, Clock::time_point>>> waiting;
@@ -204,11 +209,8 @@ TEST_F(RwLockTest, AWritersReleaseLetsEveryWaitingReaderIn) {
 // the waiter must not then sleep for the writer's whole TTL. Here the announcement comes
 // first by hand and the writer's fields go 200 ms later, silently.
 TEST_F(RwLockTest, AWaiterRefusedByAHolderAlreadyAnnouncedAsReleasedRetriesSoon) {
-  auto slow_polling = options();
-  slow_polling.retry_delay = 5s;
-  slow_polling.retry_jitter = 1s;
   auto writer_client = Client::create(options());
-  auto reader_client = Client::create(slow_polling);
+  auto reader_client = Client::create(slow_polling());
   auto writer = writer_client->write_lock("doc", {.ttl = 30s});
   ASSERT_TRUE(writer);
   auto reader = std::async(std::launch::async, [&] {
