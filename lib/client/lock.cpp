@@ -84,8 +84,7 @@ Lock::~Lock() {
   const bool in_flight = state_->releases_in_flight.load() > 0;
   // A release that was requested but not confirmed is sent once more: it is idempotent,
   // and the last chance to free the nodes before the TTL does.
-  if (release_confirmed(state_)) return;
-  state_->release = detail::ReleaseState::requested;
+  if (!state_->request_release()) return;
   auto& engine = *state_->engine;
   if (engine.on_loop_thread()) {
     // Destroyed inside a callback: cannot wait here, the release proceeds on its own.
@@ -162,8 +161,7 @@ void Lock::unlock_async(std::function<void(Result<void>)> done) {
     if (!released) return detail::call_user("unlock_async", done, std::move(released).error());
     detail::call_user("unlock_async", done, Result<void>());
   };
-  if (release_confirmed(state_)) return deliver(detail::Released{});
-  state_->release = detail::ReleaseState::requested;
+  if (!state_ || !state_->request_release()) return deliver(detail::Released{});
   // Counted here, before the hop: the handle may be destroyed before the loop runs it.
   state_->releases_in_flight.fetch_add(1);
   auto& engine = *state_->engine;
@@ -182,7 +180,7 @@ Result<void> Lock::unlock() {
   // Like extend(): on the loop thread nothing may wait, so the call is refused and changes
   // nothing (unlock_async() or the destructor release from there).
   if (state_->engine->on_loop_thread()) return detail::loop_thread_error("unlock");
-  state_->release = detail::ReleaseState::requested;
+  if (!state_->request_release()) return {};
   auto released = detail::call_sync<detail::Released>(*state_->engine, "unlock",
                                                       [state = state_](auto deliver) {
                                                         state->releases_in_flight.fetch_add(1);

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,8 +62,9 @@ struct LockState {
   /// The auto-extension, if any.
   std::shared_ptr<Watchdog> watchdog;
   /// Extension rounds of one lock run one at a time (lock_extension.hpp); these wait.
+  /// A list, not a deque: a deque allocates on construction, and most locks never queue.
   bool extending = false;
-  std::deque<std::function<void()>> queued_extensions;
+  std::list<std::function<void()>> queued_extensions;
   /// The cap on auto-extension (LockOptions::max_hold, max_extensions).
   HoldLimit hold;
   /// The handle was destroyed while a release was out: if that release fails, it is
@@ -76,6 +77,14 @@ struct LockState {
   void set_ttl(std::chrono::milliseconds ttl) noexcept { ttl_ms.store(ttl.count()); }
   /// unlock() was called (or the Lock destroyed): never extend again.
   bool released() const noexcept { return release.load() != ReleaseState::held; }
+  /// held -> requested, in one step: a release confirmed on the loop thread meanwhile
+  /// stays confirmed (a plain store could turn it back into requested and send a release
+  /// nobody needs). False when the release was already confirmed.
+  bool request_release() noexcept {
+    auto seen = ReleaseState::held;
+    release.compare_exchange_strong(seen, ReleaseState::requested);
+    return seen != ReleaseState::confirmed;
+  }
   core::Clock::time_point valid_until() const noexcept {
     return core::Clock::time_point(core::Clock::duration(valid_until_ticks.load()));
   }
