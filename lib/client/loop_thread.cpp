@@ -10,6 +10,9 @@ namespace redlock::detail {
 struct LoopThread::Shared {
   std::mutex mutex;
   std::vector<std::function<void()>> tasks;  // guarded by mutex
+  // The batch being run (loop thread only), swapped with `tasks` so that both keep their
+  // capacity and a post does not allocate.
+  std::vector<std::function<void()>> running;
   // Set (under mutex) by the first stop(). From then on nobody but stop() itself sends
   // to the wakeup handle, so it can be closed without a send racing the close.
   bool stopping = false;
@@ -91,12 +94,13 @@ bool LoopThread::on_loop_thread() const noexcept {
 void LoopThread::drain(uv_async_s* handle) {
   auto* shared = static_cast<Shared*>(handle->data);
   shared->loop_thread_id = std::this_thread::get_id();
-  std::vector<std::function<void()>> tasks;
+  auto& tasks = shared->running;
   {
     std::lock_guard lock(shared->mutex);
     tasks.swap(shared->tasks);
   }
   for (auto& task : tasks) task();
+  tasks.clear();
 }
 
 bool LoopThread::stop(std::function<void(std::function<void()> closed)> last) {

@@ -42,12 +42,12 @@ std::string quote_key(std::string_view key) {
   return text;
 }
 
-Released released_from(std::vector<NodeOutcome> outcomes) {
+Released released_from(const std::vector<NodeOutcome>& outcomes) {
   Released released;
   for (const auto& outcome : outcomes) {
     if (outcome.status == NodeStatus::granted) ++released.deleted;
   }
-  released.outcomes = std::move(outcomes);
+  if (released.deleted == 0) released.outcomes = outcomes;
   return released;
 }
 
@@ -199,7 +199,7 @@ class AcquireOperation final : public Cancellable,
                        std::move(done));
         },
         vote_owner_action,
-        [self = shared_from_this(), value](RoundResult round) mutable {
+        [self = shared_from_this(), value](RoundResult& round) mutable {
           self->on_acquire_round(std::move(round), std::move(value));
         });
   }
@@ -249,7 +249,7 @@ class AcquireOperation final : public Cancellable,
           node.fence(key_, value, token, node_timeout_, std::move(done));
         },
         vote_owner_action,
-        [self = shared_from_this(), acquired_shared, value, token](RoundResult fenced) mutable {
+        [self = shared_from_this(), acquired_shared, value, token](RoundResult& fenced) mutable {
           if (self->finished_) {
             return release_leftovers(*self->engine_, self->key_, value, *acquired_shared,
                                      self->node_timeout_);
@@ -418,7 +418,7 @@ void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::s
         node.extend(key, value, ttl, timeout, std::move(reply));
       },
       vote_owner_action,
-      [engine, key, ttl, timeout, done = std::move(done)](RoundResult round) {
+      [engine, key, ttl, timeout, done = std::move(done)](RoundResult& round) {
         observe_lock(*engine, key, LockOperation::extend, round);
         if (round.cancelled && !engine->open())
           return done(cancelled_error("extend " + quote_key(key)));
@@ -448,7 +448,7 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
         node.release(key, value, Announce::yes, node_timeout, std::move(reply));
       },
       vote_gone,
-      [engine, key, done = std::move(done)](RoundResult round) {
+      [engine, key, done = std::move(done)](RoundResult& round) {
         observe_lock(*engine, key, LockOperation::release, round);
         if (round.cancelled && !engine->open())
           return done(cancelled_error("release " + quote_key(key)));
@@ -459,7 +459,7 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
           return done(Error(make_error_code(errc::quorum_unreachable), std::move(message),
                             std::move(round.outcomes)));
         }
-        done(released_from(std::move(round.outcomes)));
+        done(released_from(round.outcomes));
       },
       0, /*wait_for_all=*/false, /*counts_releases=*/true);
   // After the sends: a waiter of this client woken now has its acquire queued behind
@@ -475,7 +475,7 @@ void start_status(const std::shared_ptr<Engine>& engine, std::string key, millis
       *engine,
       [&](Node& node, NodeCallback reply) { node.inspect(key, node_timeout, std::move(reply)); },
       vote_owner_action,
-      [engine, key, done = std::move(done)](RoundResult round) {
+      [engine, key, done = std::move(done)](RoundResult& round) {
         if (round.cancelled && !engine->open())
           return done(cancelled_error("status " + quote_key(key)));
         done(std::move(round.outcomes));

@@ -23,12 +23,14 @@ using AcquireDone = std::function<void(Result<std::shared_ptr<LockState>>)>;
 using ExtendDone = std::function<void(Result<core::Clock::time_point>)>;
 struct Released {
   int deleted = 0;  ///< nodes where our value was found and deleted
+  /// Only when nothing was deleted: the caller's "not held" error names each node's answer.
   std::vector<NodeOutcome> outcomes;
 };
 using ReleaseDone = std::function<void(Result<Released>)>;
 /// A confirmed release round's outcomes as a Released: not_held and granted both vote
-/// "gone", only granted means a delete happened.
-Released released_from(std::vector<NodeOutcome> outcomes);
+/// "gone", only granted means a delete happened. The outcomes are copied only when no
+/// node deleted anything; otherwise they stay with the round, which reuses them.
+Released released_from(const std::vector<NodeOutcome>& outcomes);
 using StatusDone = std::function<void(Result<std::vector<NodeOutcome>>)>;
 
 /// Acquire with retries until `options.wait` (validated by the caller).

@@ -11,23 +11,43 @@ namespace redlock::detail {
 
 namespace {
 
-// Freed by the last node callback. Each callback captures only a pointer and an index,
-// which std::function stores without allocating (a shared_ptr would take one allocation
-// per node per round); the nodes' contract (each callback runs exactly once) is what
-// makes the count exact.
+struct RoundState;
+void recycle(RoundState* state);
+
+// Handed back by the last node callback. Each callback captures only a pointer and an
+// index, which std::function stores without allocating (a shared_ptr would take one
+// allocation per node per round); the nodes' contract (each callback runs exactly once)
+// is what makes the count exact.
 struct RoundState {
-  core::QuorumRound quorum;
+  core::QuorumRound quorum{1, 1};
   RoundResult result;
   std::vector<core::Clock::time_point> sent_at;
-  VoteRule rule;
-  bool wait_for_all;
-  std::function<void(RoundResult)> decided;
+  VoteRule rule = nullptr;
+  bool wait_for_all = false;
+  std::function<void(RoundResult&)> decided;
   int callbacks_left = 0;
   int recording = 0;
   std::optional<Engine::ReleaseTally> releases;
 
-  RoundState(int nodes, int quorum_size, VoteRule rule, bool wait_for_all)
-      : quorum(nodes, quorum_size), rule(rule), wait_for_all(wait_for_all) {}
+  void reset(int nodes, int quorum_size, VoteRule vote_rule, bool all) {
+    quorum.reset(nodes, quorum_size);
+    // Field by field: the outcomes the last round's caller left keep their strings'
+    // storage (run_round assigns the node names into it).
+    auto outcomes = std::move(result.outcomes);
+    outcomes.resize(static_cast<std::size_t>(nodes));
+    for (auto& outcome : outcomes) outcome = NodeOutcome{std::move(outcome.node)};
+    auto max_tokens = std::move(result.max_tokens);
+    max_tokens.clear();
+    result = RoundResult{};
+    result.outcomes = std::move(outcomes);
+    result.max_tokens = std::move(max_tokens);
+    sent_at.resize(static_cast<std::size_t>(nodes));
+    rule = vote_rule;
+    wait_for_all = all;
+    callbacks_left = 0;
+    recording = 0;
+    releases.reset();
+  }
 
   void answered(std::size_t index, NodeReply reply) {
     if (releases) releases->landed();
@@ -36,7 +56,7 @@ struct RoundState {
     // there fails its calls at once): the last of them must not free the state under it.
     ++recording;
     record(index, std::move(reply));
-    if (--recording == 0 && callbacks_left == 0) delete this;
+    if (--recording == 0 && callbacks_left == 0) recycle(this);
   }
 
   void record(std::size_t index, NodeReply reply) {
@@ -77,9 +97,33 @@ struct RoundState {
     result.decided_at = now;
     auto callback = std::move(decided);
     decided = nullptr;
-    callback(std::move(result));
+    callback(result);
   }
 };
+
+// Rounds are reused, per loop thread: a state with its vectors costs three allocations,
+// and a lock cycle runs two rounds. Only the loop thread touches its own spares.
+constexpr std::size_t max_spare_rounds = 64;
+thread_local std::vector<std::unique_ptr<RoundState>> spare_rounds;
+
+RoundState* new_round(int nodes, int quorum_size, VoteRule rule, bool wait_for_all) {
+  std::unique_ptr<RoundState> state;
+  if (spare_rounds.empty()) {
+    state = std::make_unique<RoundState>();
+  } else {
+    state = std::move(spare_rounds.back());
+    spare_rounds.pop_back();
+  }
+  state->reset(nodes, quorum_size, rule, wait_for_all);
+  return state.release();
+}
+
+void recycle(RoundState* state) {
+  std::unique_ptr<RoundState> owned(state);
+  owned->decided = nullptr;
+  owned->releases.reset();
+  if (spare_rounds.size() < max_spare_rounds) spare_rounds.push_back(std::move(owned));
+}
 
 }  // namespace
 
@@ -163,16 +207,14 @@ std::string RoundResult::summary(const char* verb) const {
 }
 
 void run_round(Engine& engine, SendToNode send, VoteRule rule,
-               std::function<void(RoundResult)> decided, int quorum, bool wait_for_all,
+               std::function<void(RoundResult&)> decided, int quorum, bool wait_for_all,
                bool counts_releases) {
   auto& nodes = engine.nodes();
   const int n = static_cast<int>(nodes.size());
-  auto* state = new RoundState(n, quorum == 0 ? engine.quorum() : quorum, rule, wait_for_all);
+  auto* state = new_round(n, quorum == 0 ? engine.quorum() : quorum, rule, wait_for_all);
   state->decided = std::move(decided);
   state->result.quorum = state->quorum.quorum();
   state->result.start = core::Clock::now();
-  state->result.outcomes.resize(nodes.size());
-  state->sent_at.resize(nodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     state->result.outcomes[i].node = engine.node_names()[i];
   }
@@ -182,7 +224,7 @@ void run_round(Engine& engine, SendToNode send, VoteRule rule,
     state->result.cancelled = true;
     net::run_next_turn(engine.loop(), [state] {
       state->report(core::Clock::now());
-      delete state;
+      recycle(state);
     });
     return;
   }

@@ -13,6 +13,7 @@
 
 #include <redlock/error.hpp>
 
+#include "client/function_ref.hpp"
 #include "client/node.hpp"
 #include "core/quorum.hpp"
 #include "core/validity.hpp"
@@ -59,15 +60,18 @@ using VoteRule = core::Vote (*)(NodeStatus);
 core::Vote vote_owner_action(NodeStatus status);  // granted counts, held/not_held refuse
 core::Vote vote_gone(NodeStatus status);          // granted or not_held both count (release)
 
-using SendToNode = std::function<void(Node& node, NodeCallback done)>;
+/// Called once per node from inside run_round, never after it returns.
+using SendToNode = FunctionRef<void(Node& node, NodeCallback done)>;
 
 /// Starts a round over every node of `engine` (loop thread). `decided` runs exactly once,
-/// on the loop thread, never from inside this call. `quorum` 0 = the engine's quorum;
+/// on the loop thread, never from inside this call. It gets the result by reference: what
+/// it keeps it moves out, and what it leaves (the outcomes with their node names) the
+/// next round reuses instead of allocating it again. `quorum` 0 = the engine's quorum;
 /// `wait_for_all` decides only when every node answered (status queries);
 /// `counts_releases`: the round sends releases, which the engine's shutdown waits for
 /// (Engine::count_release) until each node answered.
 void run_round(Engine& engine, SendToNode send, VoteRule rule,
-               std::function<void(RoundResult)> decided, int quorum = 0, bool wait_for_all = false,
+               std::function<void(RoundResult&)> decided, int quorum = 0, bool wait_for_all = false,
                bool counts_releases = false);
 
 }  // namespace redlock::detail

@@ -4,9 +4,11 @@
 // itself, so it is refused there with an error instead.
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -27,6 +29,44 @@ inline Error loop_thread_error(std::string_view what) {
                    "wait for itself; use the asynchronous form");
 }
 
+/// One synchronous call that waits as long as it takes, so it can live on the caller's
+/// stack: the loop thread reaches it through a plain pointer, and the closures that carry
+/// that pointer fit in std::function's own storage. No heap allocation, where a promise
+/// took three (its shared state, and two closures too large to store in place).
+template <typename T, typename Start>
+class StackSyncCall {
+ public:
+  explicit StackSyncCall(Start start) : start_(std::move(start)) {}
+
+  /// Nullopt when the client no longer takes work (closing).
+  std::optional<Result<T>> run(Engine& engine) {
+    const bool posted = engine.post([this] {
+      // Moved to the loop thread's stack first: an operation may deliver before `start`
+      // returns, and from then on the caller may return and free this object.
+      auto start = std::move(start_);
+      start(Deliver<T>([this](Result<T> result) { deliver(std::move(result)); }));
+    });
+    if (!posted) return std::nullopt;
+    std::unique_lock lock(mutex_);
+    answered_.wait(lock, [this] { return result_.has_value(); });
+    return std::move(result_);
+  }
+
+ private:
+  void deliver(Result<T> result) {
+    // Notified under the lock: the waiter cannot see the result, return and free this
+    // object before the notification is done with it.
+    std::lock_guard lock(mutex_);
+    result_.emplace(std::move(result));
+    answered_.notify_one();
+  }
+
+  Start start_;
+  std::mutex mutex_;
+  std::condition_variable answered_;
+  std::optional<Result<T>> result_;
+};
+
 /// Runs `start(deliver)` on the loop thread and returns what it delivers. With `limit`,
 /// gives up waiting after it (the operation still completes on its own) and returns
 /// nullopt.
@@ -34,13 +74,20 @@ template <typename T, typename Start>
 std::optional<Result<T>> call_sync_for(Engine& engine, std::string_view what, Start start,
                                        std::optional<std::chrono::milliseconds> limit) {
   if (engine.on_loop_thread()) return Result<T>(loop_thread_error(what));
+  if (!limit) {
+    StackSyncCall<T, Start> call(std::move(start));
+    auto result = call.run(engine);
+    if (!result) return Result<T>(cancelled_error(what));
+    return result;
+  }
+  // A bounded wait may leave before the answer: the answer's slot is shared.
   auto promise = std::make_shared<std::promise<Result<T>>>();
   auto future = promise->get_future();
   const bool posted = engine.post([start = std::move(start), promise]() mutable {
     start(Deliver<T>([promise](Result<T> result) { promise->set_value(std::move(result)); }));
   });
   if (!posted) return Result<T>(cancelled_error(what));
-  if (limit && future.wait_for(*limit) != std::future_status::ready) return std::nullopt;
+  if (future.wait_for(*limit) != std::future_status::ready) return std::nullopt;
   return future.get();
 }
 

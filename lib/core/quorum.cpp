@@ -14,6 +14,17 @@ QuorumRound::QuorumRound(int nodes, int quorum)
   assert(nodes >= 1 && quorum >= 1 && quorum <= nodes);
 }
 
+void QuorumRound::reset(int nodes, int quorum) {
+  assert(nodes >= 1 && quorum >= 1 && quorum <= nodes);
+  quorum_ = quorum;
+  votes_.assign(static_cast<std::size_t>(nodes), pending_vote);
+  grants_ = refusals_ = failures_ = 0;
+  max_token_ = 0;
+  decision_ = Decision::undecided;
+  grants_at_decision_ = refusals_at_decision_ = 0;
+  max_token_at_decision_ = 0;
+}
+
 bool QuorumRound::answered(int index) const noexcept {
   return votes_[static_cast<std::size_t>(index)] != pending_vote;
 }

@@ -30,6 +30,8 @@ class QuorumRound {
  public:
   /// `nodes` >= 1, 1 <= `quorum` <= `nodes` (validated by the caller).
   QuorumRound(int nodes, int quorum);
+  /// As if newly constructed, keeping the storage for the votes.
+  void reset(int nodes, int quorum);
 
   /// Records node `index`'s vote and returns the decision. The first decision sticks:
   /// votes after it are counted (for the record) but never change it. A second vote from

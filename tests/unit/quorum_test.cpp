@@ -147,6 +147,28 @@ TEST(QuorumRound, QuorumOfAllNodesFailsAtTheFirstRefusal) {
   EXPECT_EQ(round.record(1, Vote::refused), Decision::impossible);
 }
 
+TEST(QuorumRound, AResetRoundForgetsEveryVoteAndTokenOfTheLastOne) {
+  // Rounds are reused: nothing of a decided round may leak into the next one.
+  QuorumRound round(5, 3);
+  round.record(0, Vote::granted, 40);
+  round.record(1, Vote::refused);
+  round.record(2, Vote::granted, 41);
+  round.record(3, Vote::granted, 42);
+  ASSERT_EQ(round.decision(), Decision::reached);
+
+  round.reset(3, 2);
+  EXPECT_EQ(round.nodes(), 3);
+  EXPECT_EQ(round.quorum(), 2);
+  EXPECT_EQ(round.pending(), 3);
+  EXPECT_EQ(round.decision(), Decision::undecided);
+  EXPECT_FALSE(round.answered(0));
+  EXPECT_EQ(round.record(0, Vote::granted, 5), Decision::undecided);
+  EXPECT_EQ(round.record(1, Vote::refused), Decision::undecided);
+  EXPECT_EQ(round.record(2, Vote::granted, 6), Decision::reached);
+  EXPECT_EQ(round.grants_at_decision(), 2);
+  EXPECT_EQ(round.max_token(), 6u) << "a token of the last round leaked into this one";
+}
+
 TEST(QuorumRound, SingleNode) {
   QuorumRound round(1, 1);
   EXPECT_EQ(round.record(0, Vote::granted, 1), Decision::reached);

@@ -104,7 +104,7 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
                               std::move(done));
         },
         vote_owner_action,
-        [self = shared_from_this(), value](RoundResult round) mutable {
+        [self = shared_from_this(), value](RoundResult& round) mutable {
           self->on_round(std::move(round), std::move(value));
         },
         held_->quorum);
@@ -165,7 +165,7 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
           send_family_fence(node, *held_, value, token, node_timeout_, std::move(done));
         },
         vote_owner_action,
-        [self = shared_from_this(), shared, value, token](RoundResult fenced) mutable {
+        [self = shared_from_this(), shared, value, token](RoundResult& fenced) mutable {
           if (self->finished_) return;
           const auto what = "acquire " + self->what_;
           if (fenced.cancelled && !self->engine_->open())

@@ -237,7 +237,7 @@ void start_extend(const LockState& lock, milliseconds ttl, ExtendDone done) {
         send_family_extend(node, *held, value, ttl, timeout, std::move(reply));
       },
       vote_owner_action,
-      [engine, held = lock.held, ttl, done = std::move(done)](RoundResult round) {
+      [engine, held = lock.held, ttl, done = std::move(done)](RoundResult& round) {
         const auto what = "extend " + held->describe();
         if (round.cancelled && !engine->open()) return done(cancelled_error(what));
         if (auto wrong = wrong_kind_error(round, what)) return done(std::move(*wrong));
@@ -270,7 +270,7 @@ void start_release(const LockState& lock, milliseconds node_timeout, ReleaseDone
         send_family_release(node, *held, value, Announce::yes, node_timeout, std::move(reply));
       },
       vote_gone,
-      [engine, held = lock.held, done = std::move(done)](RoundResult round) {
+      [engine, held = lock.held, done = std::move(done)](RoundResult& round) {
         const auto what = "release " + held->describe();
         if (round.cancelled && !engine->open()) return done(cancelled_error(what));
         if (auto wrong = wrong_kind_error(round, what)) return done(std::move(*wrong));
@@ -280,7 +280,7 @@ void start_release(const LockState& lock, milliseconds node_timeout, ReleaseDone
                                 "; it may stay held there until its ttl ends",
                             std::move(round.outcomes)));
         }
-        done(released_from(std::move(round.outcomes)));
+        done(released_from(round.outcomes));
       },
       lock.held->quorum, /*wait_for_all=*/false, /*counts_releases=*/true);
   if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {

@@ -149,7 +149,7 @@ void start_inspect(const std::shared_ptr<Engine>& engine, std::string key,
                                });
       },
       vote_owner_action,
-      [engine, views, key, done = std::move(done)](RoundResult round) {
+      [engine, views, key, done = std::move(done)](RoundResult& round) {
         if (round.cancelled && !engine->open())
           return done(cancelled_error("inspect " + quote_key(key)));
         for (std::size_t i = 0; i < views->size(); ++i) {
