@@ -17,6 +17,19 @@ Error invalid(std::string_view what, const std::string& problem) {
   return Error(make_error_code(errc::invalid_argument), std::string(what) + ": " + problem);
 }
 
+// A lock_async() in one allocation: the task posted to the loop and the delivery handed
+// to the acquire carry only its address, which std::function stores in place (closures
+// that captured the key, options and a shared callback took three more). The delivery
+// frees it; it runs exactly once, since an operation delivers exactly once and a posted
+// task always runs (LoopThread::stop runs any left).
+struct LockAsyncRequest {
+  std::shared_ptr<detail::Engine> engine;
+  std::string key;
+  LockOptions options;
+  std::optional<Error> problem;
+  Client::LockCallback callback;
+};
+
 }  // namespace
 
 std::shared_ptr<Client> Client::create(Options options) {
@@ -65,13 +78,6 @@ Result<Lock> Client::lock(std::string_view key, const LockOptions& options) {
 void Client::lock_async(std::string_view key, LockOptions options, LockCallback callback) {
   // Nothing to report to: nothing is acquired (documented in the header).
   if (!callback) return;
-  auto shared_callback = std::make_shared<LockCallback>(std::move(callback));
-  auto deliver = [shared_callback](Result<std::shared_ptr<detail::LockState>> acquired) {
-    if (!acquired)
-      return detail::call_user("lock_async", *shared_callback, std::move(acquired).error());
-    // A callback that throws has dropped the Lock by then, which releases it.
-    detail::call_user("lock_async", *shared_callback, Lock(std::move(*acquired)));
-  };
   std::optional<Error> problem;
   if (auto text = core::check_key(key, engine_->options().max_key_bytes)) {
     problem = invalid("lock", *text);
@@ -79,10 +85,21 @@ void Client::lock_async(std::string_view key, LockOptions options, LockCallback 
                                                   engine_->drift())) {
     problem = invalid("lock", *text);
   }
-  const bool posted = engine_->post([engine = engine_, key = std::string(key),
-                                     options = std::move(options), deliver, problem]() mutable {
-    if (problem) return deliver(std::move(*problem));
-    detail::start_acquire(engine, std::move(key), std::move(options), std::move(deliver));
+  auto* request = new LockAsyncRequest{engine_, std::string(key), std::move(options),
+                                       std::move(problem), std::move(callback)};
+  auto deliver = [request](Result<std::shared_ptr<detail::LockState>> acquired) {
+    const std::unique_ptr<LockAsyncRequest> owned(request);
+    if (!acquired)
+      return detail::call_user("lock_async", owned->callback, std::move(acquired).error());
+    // A callback that throws has dropped the Lock by then, which releases it.
+    detail::call_user("lock_async", owned->callback, Lock(std::move(*acquired)));
+  };
+  const bool posted = engine_->post([request, deliver] {
+    if (request->problem) return deliver(std::move(*request->problem));
+    // Nothing of `request` is used after this call: it may have delivered (and freed it)
+    // before returning.
+    const auto engine = request->engine;
+    detail::start_acquire(engine, std::move(request->key), std::move(request->options), deliver);
   });
   if (!posted) deliver(detail::cancelled_error("lock " + detail::quote_key(key)));
 }

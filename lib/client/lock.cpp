@@ -33,7 +33,7 @@ Error moved_from_error(std::string_view action) {
 void start_unlock(const std::shared_ptr<LockState>& state, detail::ReleaseDone done) {
   detail::stop_watchdog(*state);
   detail::start_release(
-      *state, state->engine->node_timeout(state->ttl()),
+      state, state->engine->node_timeout(state->ttl()),
       [state, done = std::move(done)](Result<detail::Released> released) {
         if (released) state->release = detail::ReleaseState::confirmed;
         const bool last = state->releases_in_flight.fetch_sub(1) == 1;

@@ -211,7 +211,7 @@ class AcquireOperation final : public Cancellable,
       observe_attempt(*engine_, key_, attempts_, round, make_error_code(errc::cancelled), started_);
     if (round.cancelled && !engine_->open())
       return finish(cancelled_error("lock " + quote_key(key_)));
-    if (auto wrong = wrong_kind_error(round, "lock " + quote_key(key_))) {
+    if (auto wrong = wrong_kind_error(round, [&] { return "lock " + quote_key(key_); })) {
       release_leftovers(*engine_, key_, value, round, node_timeout_);
       return finish(std::move(*wrong));
     }
@@ -442,18 +442,26 @@ void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::s
 
 void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
                    milliseconds node_timeout, ReleaseDone done) {
+  auto names =
+      std::make_shared<const std::pair<std::string, std::string>>(std::move(key), std::move(value));
+  start_release(engine, names, names->first, names->second, node_timeout, std::move(done));
+}
+
+void start_release(const std::shared_ptr<Engine>& engine, std::shared_ptr<const void> keeper,
+                   const std::string& key, const std::string& value, milliseconds node_timeout,
+                   ReleaseDone done) {
   run_round(
       *engine,
       [&](Node& node, NodeCallback reply) {
         node.release(key, value, Announce::yes, node_timeout, std::move(reply));
       },
       vote_gone,
-      [engine, key, done = std::move(done)](RoundResult& round) {
-        observe_lock(*engine, key, LockOperation::release, round);
+      [engine, keeper, key = &key, done = std::move(done)](RoundResult& round) {
+        observe_lock(*engine, *key, LockOperation::release, round);
         if (round.cancelled && !engine->open())
-          return done(cancelled_error("release " + quote_key(key)));
+          return done(cancelled_error("release " + quote_key(*key)));
         if (!round.reached()) {
-          auto message = "release " + quote_key(key) +
+          auto message = "release " + quote_key(*key) +
                          " not confirmed: " + round.summary("confirmed") +
                          "; the lock may stay held there until its ttl ends";
           return done(Error(make_error_code(errc::quorum_unreachable), std::move(message),

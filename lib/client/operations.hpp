@@ -45,6 +45,11 @@ void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::s
 /// Owner-checked delete on all nodes; decided once a quorum no longer holds `value`.
 void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
                    std::chrono::milliseconds node_timeout, ReleaseDone done);
+/// The same for a key and value that `keeper` keeps alive (a lock's state), without
+/// copying them.
+void start_release(const std::shared_ptr<Engine>& engine, std::shared_ptr<const void> keeper,
+                   const std::string& key, const std::string& value,
+                   std::chrono::milliseconds node_timeout, ReleaseDone done);
 
 /// Every node's view of `key` (waits for all, each up to its deadline).
 void start_status(const std::shared_ptr<Engine>& engine, std::string key,

@@ -114,7 +114,7 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
     if (finished_) return;
     const auto what = "acquire " + what_;
     if (round.cancelled && !engine_->open()) return finish(cancelled_error(what));
-    if (auto wrong = wrong_kind_error(round, what)) {
+    if (auto wrong = wrong_kind_error(round, [&] { return what; })) {
       release_leftovers(value, round);
       return finish(std::move(*wrong));
     }

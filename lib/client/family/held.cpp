@@ -108,11 +108,11 @@ NodeReply interpret_family_reply(const redisReply* reply, std::string_view where
   return unexpected_reply(reply, where);
 }
 
-std::optional<Error> wrong_kind_error(const RoundResult& round, std::string_view what) {
+std::optional<Error> wrong_kind_error(const RoundResult& round, FunctionRef<std::string()> what) {
   for (const auto& outcome : round.outcomes) {
     if (outcome.error != errc::wrong_kind) continue;
     return Error(make_error_code(errc::wrong_kind),
-                 std::string(what) + ": on " + outcome.node + " " + outcome.detail +
+                 what() + ": on " + outcome.node + " " + outcome.detail +
                      "; a key serves one kind of lock, use another name",
                  round.outcomes);
   }
@@ -240,7 +240,8 @@ void start_extend(const LockState& lock, milliseconds ttl, ExtendDone done) {
       [engine, held = lock.held, ttl, done = std::move(done)](RoundResult& round) {
         const auto what = "extend " + held->describe();
         if (round.cancelled && !engine->open()) return done(cancelled_error(what));
-        if (auto wrong = wrong_kind_error(round, what)) return done(std::move(*wrong));
+        if (auto wrong = wrong_kind_error(round, [&] { return what; }))
+          return done(std::move(*wrong));
         if (!round.reached()) {
           const auto code = round.failure == core::FailureKind::unreachable
                                 ? errc::quorum_unreachable
@@ -259,21 +260,26 @@ void start_extend(const LockState& lock, milliseconds ttl, ExtendDone done) {
       lock.held->quorum);
 }
 
-void start_release(const LockState& lock, milliseconds node_timeout, ReleaseDone done) {
+void start_release(const std::shared_ptr<LockState>& state, milliseconds node_timeout,
+                   ReleaseDone done) {
+  const auto& lock = *state;
   if (!lock.held) {
-    return start_release(lock.engine, lock.resource, lock.value, node_timeout, std::move(done));
+    return start_release(lock.engine, state, lock.resource, lock.value, node_timeout,
+                         std::move(done));
   }
   const auto& engine = lock.engine;
   run_round(
       *engine,
-      [&, held = lock.held, value = lock.value](Node& node, NodeCallback reply) {
-        send_family_release(node, *held, value, Announce::yes, node_timeout, std::move(reply));
+      [&](Node& node, NodeCallback reply) {
+        send_family_release(node, *lock.held, lock.value, Announce::yes, node_timeout,
+                            std::move(reply));
       },
       vote_gone,
       [engine, held = lock.held, done = std::move(done)](RoundResult& round) {
         const auto what = "release " + held->describe();
         if (round.cancelled && !engine->open()) return done(cancelled_error(what));
-        if (auto wrong = wrong_kind_error(round, what)) return done(std::move(*wrong));
+        if (auto wrong = wrong_kind_error(round, [&] { return what; }))
+          return done(std::move(*wrong));
         if (!round.reached()) {
           return done(Error(make_error_code(errc::quorum_unreachable),
                             what + " not confirmed: " + round.summary("confirmed") +
