@@ -189,7 +189,8 @@ TEST_F(SemaphoreTest, AKeyOfAnotherKindIsAClearErrorNotAnUnreachableQuorum) {
   EXPECT_EQ(permit.error(), errc::wrong_kind);
   EXPECT_THAT(permit.error().message(), HasSubstr("the key is an exclusive lock"));
   EXPECT_THAT(permit.error().message(), HasSubstr(cluster().urls()[0].substr(0, 10)));
-  EXPECT_EQ(get(0, "shared-name"), lock->value()) << "the lock was touched";
+  EXPECT_TRUE(eventually([&] { return get(0, "shared-name") == lock->value(); }))
+      << "the lock was touched";
 
   auto semaphore = client->acquire_permit("pool", permits(2));
   ASSERT_TRUE(semaphore);
@@ -201,7 +202,9 @@ TEST_F(SemaphoreTest, AKeyOfAnotherKindIsAClearErrorNotAnUnreachableQuorum) {
   EXPECT_EQ(client->release("pool", semaphore->value()).code(), make_error_code(errc::not_held));
   EXPECT_EQ(client->extend("pool", semaphore->value(), 10s).code(),
             make_error_code(errc::not_held));
-  for (std::size_t node = 0; node < 5; ++node) EXPECT_EQ(holders(node, "pool"), 1);
+  for (std::size_t node = 0; node < 5; ++node) {
+    EXPECT_TRUE(eventually([&] { return holders(node, "pool") == 1; })) << "node " << node;
+  }
   // status() reads exclusive locks; on a semaphore each node says what the key is.
   auto status = client->status("pool");
   ASSERT_TRUE(status);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -46,6 +47,19 @@ class LockNodesTest : public ::testing::Test {
     options.reconnect_min = std::chrono::milliseconds(5);
     options.reconnect_max = std::chrono::milliseconds(50);
     return options;
+  }
+
+  /// True once `check` holds, polled for up to `limit`. For a node's state right after an
+  /// operation returned: it returns at its quorum-th reply, and the other nodes' replies
+  /// (and their writes) may still be on their way on a loaded machine.
+  static bool eventually(const std::function<bool()>& check,
+                         std::chrono::milliseconds limit = std::chrono::seconds(2)) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (!check()) {
+      if (std::chrono::steady_clock::now() >= until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
   }
 
   /// Calls of the given commands (as INFO commandstats names them, e.g. "evalsha")
