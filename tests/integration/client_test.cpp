@@ -262,6 +262,34 @@ TEST_F(ClientTest, UnlockDeletesEverywhereAndTwiceIsHarmless) {
   EXPECT_TRUE(client->try_lock("orders:10", 10s));
 }
 
+TEST_F(ClientTest, ANodeThatHasNotAnsweredIsPendingThoughTheLastRoundHadItsAnswer) {
+  // Round states are reused. A release decided by nodes 2, 3 and 4 (0 and 1 paused)
+  // leaves node 4 "granted" in the state the next acquire takes; with node 4 paused
+  // then, its outcome must say it had not answered, not what it answered before.
+  auto client = Client::create(options(200ms));
+  auto first = client->try_lock("reuse:a", 10s);
+  ASSERT_TRUE(first) << first.error().message();
+  cluster()[0].pause();
+  cluster()[1].pause();
+  ASSERT_TRUE(first->unlock());
+  std::this_thread::sleep_for(400ms);  // nodes 0 and 1 time out: the round is done
+  cluster()[0].resume();
+  cluster()[1].resume();
+  cluster()[4].pause();
+  auto second = client->try_lock("reuse:b", 10s);
+  ASSERT_TRUE(second) << second.error().message();
+  const auto& nodes = second->nodes();
+  ASSERT_EQ(nodes.size(), 5u);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    EXPECT_EQ(nodes[i].node, client->nodes()[i]);
+  }
+  EXPECT_EQ(nodes[4].status, NodeStatus::pending) << describe(nodes[4]);
+  EXPECT_EQ(nodes[4].latency.count(), 0);
+  EXPECT_FALSE(nodes[4].error);
+  cluster()[4].resume();
+  EXPECT_TRUE(second->unlock());
+}
+
 TEST_F(ClientTest, UnlockAsyncReportsOnceWhenTheReleaseIsConfirmed) {
   auto client = Client::create(options());
   auto lock = client->try_lock("orders:async-unlock", 10s);
