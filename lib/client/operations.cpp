@@ -310,7 +310,14 @@ class AcquireOperation final : public Cancellable,
     if (timer_) {
       // Only one other owner's release announces again; any other failure hands the wake
       // (if this attempt held it) to the next waiter.
-      const auto holder_ttl = round.single_holder_ttl();
+      auto holder_ttl = round.single_holder_ttl();
+      // Refused by a holder whose release was already announced: it is leaving (that
+      // release had not reached these nodes yet) and will announce nothing new.
+      const bool leaving =
+          holder_ttl && watch_id_ &&
+          engine_->notifier().announced_released(*watch_id_, round.single_holder());
+      if (leaving) holder_ttl.reset();
+      leaving_streak_ = leaving ? std::min(leaving_streak_ + 1, 6) : 0;
       if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, holder_ttl.has_value())) {
         // A release was announced while attempts were in flight: try again at once.
         next = schedule_.next_attempt(attempts_, now, std::chrono::milliseconds(0));
@@ -320,8 +327,11 @@ class AcquireOperation final : public Cancellable,
         // announcement wakes us sooner. A split vote between contenders gets the
         // ordinary jittered delay.
         next = schedule_.next_attempt(attempts_, now, watch_id_ ? holder_ttl : std::nullopt);
-        if (next && holder_ttl && watch_id_ &&
-            !engine_->notifier().others_waiting_before(*watch_id_)) {
+        if (next && leaving) {
+          next = std::min(*next, now + core::leaving_holder_retry(leaving_streak_, node_timeout_,
+                                                                  engine_->random()()));
+        } else if (next && holder_ttl && watch_id_ &&
+                   !engine_->notifier().others_waiting_before(*watch_id_)) {
           next = std::min(*next, now + recheck_delay(round));
         }
       }
@@ -395,6 +405,7 @@ class AcquireOperation final : public Cancellable,
   std::optional<Error> last_error_;  // of the last failed attempt, while waiting for the next
   std::string last_holder_seen_;     // the holder the last failed attempt saw, if one
   milliseconds recheck_{0};
+  int leaving_streak_ = 0;  // consecutive refusals by holders announced as released
   bool finished_ = false;
   StopLink stop_link_;  // LockOptions::stop, until finish()
 };

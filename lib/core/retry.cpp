@@ -54,4 +54,11 @@ std::optional<Clock::time_point> RetrySchedule::next_attempt(
   return std::min(now + wait, deadline_);
 }
 
+std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::milliseconds node_timeout,
+                                               std::uint64_t random) {
+  const int doublings = std::clamp(streak, 1, 6) - 1;
+  const auto span = static_cast<std::uint64_t>(2 * node_timeout.count() * (1 << doublings) + 1);
+  return std::chrono::milliseconds(1 + static_cast<std::int64_t>(random % span));
+}
+
 }  // namespace redlock::core

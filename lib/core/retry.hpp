@@ -52,4 +52,14 @@ class RetrySchedule {
   RandomSource random_;
 };
 
+/// The next attempt after a refusal by a holder whose release was already announced: the
+/// first node to apply a release announces it, and a waiter woken by that may reach the
+/// other nodes before the release does. Their announcements carry the same value and wake
+/// no one again, so the waiter looks again within a jittered span of two node timeouts,
+/// doubled per consecutive such refusal (`streak` 1, 2, ... capped at 6), so that a release
+/// that announced on one node but failed on the others is not polled at full rate until
+/// its TTL ends. `random`: a uniform 64-bit number.
+std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::milliseconds node_timeout,
+                                               std::uint64_t random);
+
 }  // namespace redlock::core

@@ -156,6 +156,38 @@ TEST_F(WaitingTest, WaiterThatGivesUpDoesNotStrandTheOthers) {
   }
 }
 
+// The first node to apply a holder's release announces it; the waiter woken by that can
+// reach the other nodes before the release does and be refused by the holder it knows is
+// leaving. The other nodes' announcements carry the same value and wake no one again, so
+// the waiter must not then sleep until its re-check (2.5 s here) or the holder's TTL.
+// Here the announcement comes first by hand and the holder's key goes 200 ms later,
+// silently.
+TEST_F(WaitingTest, AWaiterRefusedByAHolderAlreadyAnnouncedAsReleasedRetriesSoon) {
+  auto client = slow_retry_client();
+  for (std::size_t i = 0; i < cluster().size(); ++i) {
+    cluster()[i].command({"SET", "leaving", "holder-1", "PX", "30000"});
+  }
+  auto waiter = std::async(std::launch::async, [&] {
+    auto lock = client->lock("leaving", {.ttl = 10s, .wait = 20s});
+    return std::make_pair(lock.code(), Clock::now());
+  });
+  std::this_thread::sleep_for(300ms);  // refused once, asleep on the holder's TTL
+  for (std::size_t i = 0; i < cluster().size(); ++i) {
+    cluster()[i].command({"PUBLISH", "leaving:released", "holder-1"});
+  }
+  std::this_thread::sleep_for(200ms);  // woken, refused again by the leaving holder
+  const auto released = Clock::now();
+  for (std::size_t i = 0; i < cluster().size(); ++i) cluster()[i].command({"DEL", "leaving"});
+  ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+  auto [code, at] = waiter.get();
+  EXPECT_EQ(code, std::error_code());
+  // Retries come within jittered, doubling spans of two node timeouts (well under a
+  // second here); without them the re-check comes 2.3 s after the key went at the earliest.
+  EXPECT_LT(at - released, 2s)
+      << "acquired " << std::chrono::duration_cast<std::chrono::milliseconds>(at - released).count()
+      << " ms after the key went";
+}
+
 TEST_F(WaitingTest, OnlyAHoldersReleaseIsAnnounced) {
   // A foreign holder on three nodes: the attempt is granted on the other two, fails, and
   // releases those grants. Announcing that would wake waiters for a key still held (and,

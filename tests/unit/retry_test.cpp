@@ -72,5 +72,23 @@ TEST(RetrySchedule, SystemRandomVaries) {
   EXPECT_TRUE(varied);
 }
 
+TEST(LeavingHolderRetry, WithinTwoNodeTimeoutsDoublingPerRefusalUpToSixDoublings) {
+  const auto node_timeout = 50ms;
+  const std::uint64_t largest = ~std::uint64_t{0};
+  EXPECT_EQ(leaving_holder_retry(1, node_timeout, 0), 1ms) << "never at once: a busy loop";
+  for (int streak = 1; streak <= 6; ++streak) {
+    std::chrono::milliseconds longest{0};
+    for (std::uint64_t r = 0; r < 4000; ++r) {
+      longest = std::max(longest, leaving_holder_retry(streak, node_timeout, r));
+    }
+    const auto span = 2 * node_timeout * (1 << (streak - 1));
+    EXPECT_LE(longest, span + 1ms) << "streak " << streak;
+    EXPECT_GT(longest, span / 2) << "streak " << streak << ": the span did not double";
+  }
+  // Capped: a release that announced but failed elsewhere is polled at most every 3.2 s.
+  EXPECT_LE(leaving_holder_retry(40, node_timeout, largest), 3201ms);
+  EXPECT_LE(leaving_holder_retry(0, node_timeout, largest), 101ms);
+}
+
 }  // namespace
 }  // namespace redlock::core
