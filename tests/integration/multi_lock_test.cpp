@@ -80,7 +80,11 @@ TEST_F(MultiLockTest, ExtendNeverRevivesAKeyThatIsGone) {
   auto client = Client::create(options());
   auto lock = client->lock_all(Keys{"a", "b"}, {.ttl = 10s});
   ASSERT_TRUE(lock);
-  // "b" is lost on a majority (as if it expired there): the set is not held any more.
+  // Every node has applied the acquire (it returned at the quorum-th reply); only then is
+  // "b" lost on a majority (as if it expired there): the set is not held any more.
+  for (std::size_t node = 0; node < 5; ++node) {
+    ASSERT_TRUE(eventually([&] { return get(node, "b") == lock->value(); })) << "node " << node;
+  }
   for (std::size_t node = 0; node < 3; ++node) cluster()[node].command({"DEL", "b"});
   auto extended = lock->extend(60s);
   ASSERT_FALSE(extended);
