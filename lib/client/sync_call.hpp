@@ -3,12 +3,12 @@
 // and wait for its single callback. Calling this on the loop thread would wait for
 // itself, so it is refused there with an error instead.
 
+#include <semaphore.h>
+
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -33,10 +33,18 @@ inline Error loop_thread_error(std::string_view what) {
 /// stack: the loop thread reaches it through a plain pointer, and the closures that carry
 /// that pointer fit in std::function's own storage. No heap allocation, where a promise
 /// took three (its shared state, and two closures too large to store in place).
+///
+/// The wake is a POSIX semaphore: sem_post's last touch of the semaphore is its wake-up
+/// (glibc since 2.21), so the caller may return and free it as soon as sem_wait returns,
+/// and the woken caller does not then contend for a mutex the loop thread still holds,
+/// as a condition variable notified under its lock makes it do.
 template <typename T, typename Start>
 class StackSyncCall {
  public:
-  explicit StackSyncCall(Start start) : start_(std::move(start)) {}
+  explicit StackSyncCall(Start start) : start_(std::move(start)) { ::sem_init(&answered_, 0, 0); }
+  ~StackSyncCall() { ::sem_destroy(&answered_); }
+  StackSyncCall(const StackSyncCall&) = delete;
+  StackSyncCall& operator=(const StackSyncCall&) = delete;
 
   /// Nullopt when the client no longer takes work (closing).
   std::optional<Result<T>> run(Engine& engine) {
@@ -44,26 +52,21 @@ class StackSyncCall {
       // Moved to the loop thread's stack first: an operation may deliver before `start`
       // returns, and from then on the caller may return and free this object.
       auto start = std::move(start_);
-      start(Deliver<T>([this](Result<T> result) { deliver(std::move(result)); }));
+      start(Deliver<T>([this](Result<T> result) {
+        result_.emplace(std::move(result));
+        ::sem_post(&answered_);
+      }));
     });
     if (!posted) return std::nullopt;
-    std::unique_lock lock(mutex_);
-    answered_.wait(lock, [this] { return result_.has_value(); });
+    while (::sem_wait(&answered_) != 0) {
+      // EINTR: a signal handler ran; the answer is still to come.
+    }
     return std::move(result_);
   }
 
  private:
-  void deliver(Result<T> result) {
-    // Notified under the lock: the waiter cannot see the result, return and free this
-    // object before the notification is done with it.
-    std::lock_guard lock(mutex_);
-    result_.emplace(std::move(result));
-    answered_.notify_one();
-  }
-
   Start start_;
-  std::mutex mutex_;
-  std::condition_variable answered_;
+  sem_t answered_;
   std::optional<Result<T>> result_;
 };
 
