@@ -312,13 +312,16 @@ class AcquireOperation final : public Cancellable,
       // (if this attempt held it) to the next waiter.
       auto holder_ttl = round.single_holder_ttl();
       // Refused by a holder whose release was already announced: it is leaving (that
-      // release had not reached these nodes yet) and will announce nothing new.
+      // release had not reached these nodes yet) and will announce nothing new. It still
+      // counts as a holder for the wake: handing the wake on would only send the next
+      // waiter into the same refusal, and so on down the queue.
+      const bool holder_seen = holder_ttl.has_value();
       const bool leaving =
-          holder_ttl && watch_id_ &&
+          holder_seen && watch_id_ &&
           engine_->notifier().announced_released(*watch_id_, round.single_holder());
       if (leaving) holder_ttl.reset();
       leaving_streak_ = leaving ? std::min(leaving_streak_ + 1, 6) : 0;
-      if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, holder_ttl.has_value())) {
+      if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, holder_seen)) {
         // A release was announced while attempts were in flight: try again at once.
         next = schedule_.next_attempt(attempts_, now, std::chrono::milliseconds(0));
         if (next) next = now;

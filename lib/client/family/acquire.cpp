@@ -251,12 +251,15 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
       // expires could miss that key's release, so it retries at the ordinary delay.
       auto expiry = held_->primitive == Primitive::keys ? std::nullopt : earliest_expiry(round);
       // Refused by a holder whose release was already announced: the release has not
-      // reached these nodes yet and will announce nothing new, so look again soon.
+      // reached these nodes yet and will announce nothing new, so look again soon. It
+      // still counts as a holder for the wake, which is not handed on into the same
+      // refusal.
+      const bool holder_seen = expiry.has_value();
       const bool leaving =
-          expiry && watch_id_ &&
+          holder_seen && watch_id_ &&
           engine_->notifier().announced_released(*watch_id_, round.single_holder());
       if (leaving) expiry.reset();
-      if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, expiry.has_value())) {
+      if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, holder_seen)) {
         next = schedule_.next_attempt(attempts_, now, milliseconds(0));
         if (next) next = now;
       } else {
