@@ -35,8 +35,11 @@ struct ClientAccess;
 /// otherwise it runs exactly once on the loop thread — with errc::cancelled if the client
 /// closes first. After close() the callback runs at once on the calling thread with
 /// errc::cancelled. Each *_async method gives the same result as its synchronous form
-/// and may be called from any thread, the loop thread (inside a callback) included. An
-/// empty callback makes lock_async() a no-op (nothing is acquired). A callback must not
+/// and may be called from any thread, the loop thread (inside a callback) included.
+/// Before close() the callback of an acquisition (lock_async() and the other *_async
+/// methods that return a Lock) never runs inside the call that registered it, so it may
+/// try again at once without nesting. An empty callback makes lock_async() a no-op
+/// (nothing is acquired). A callback must not
 /// block the loop; an exception it throws is caught at the loop's boundary and reported
 /// on stderr (a Lock it was given is released by its destructor).
 class REDLOCK_EXPORT Client {

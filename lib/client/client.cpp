@@ -30,6 +30,14 @@ struct LockAsyncRequest {
   Client::LockCallback callback;
 };
 
+void deliver_lock(LockAsyncRequest* request, Result<std::shared_ptr<detail::LockState>> acquired) {
+  const std::unique_ptr<LockAsyncRequest> owned(request);
+  if (!acquired)
+    return detail::call_user("lock_async", owned->callback, std::move(acquired).error());
+  // A callback that throws has dropped the Lock by then, which releases it.
+  detail::call_user("lock_async", owned->callback, Lock(std::move(*acquired)));
+}
+
 }  // namespace
 
 std::shared_ptr<Client> Client::create(Options options) {
@@ -88,20 +96,26 @@ void Client::lock_async(std::string_view key, LockOptions options, LockCallback 
   auto* request = new LockAsyncRequest{engine_, std::string(key), std::move(options),
                                        std::move(problem), std::move(callback)};
   auto deliver = [request](Result<std::shared_ptr<detail::LockState>> acquired) {
-    const std::unique_ptr<LockAsyncRequest> owned(request);
-    if (!acquired)
-      return detail::call_user("lock_async", owned->callback, std::move(acquired).error());
-    // A callback that throws has dropped the Lock by then, which releases it.
-    detail::call_user("lock_async", owned->callback, Lock(std::move(*acquired)));
+    deliver_lock(request, std::move(acquired));
   };
+  // On the loop thread (a callback chaining its next acquisition) the acquire starts
+  // here: its commands go out with this turn's, not one turn of the loop later. Its
+  // callback still never runs inside this call, so a callback that retries at once does
+  // not nest: a node answers on a later turn even when it fails at once (a connection
+  // defers its failures, a closed node answers on the next turn).
+  if (!request->problem && engine_->on_loop_thread() && engine_->accepting()) {
+    const auto engine = request->engine;
+    detail::start_acquire(engine, std::move(request->key), std::move(request->options), deliver);
+    return;
+  }
   const bool posted = engine_->post([request, deliver] {
-    if (request->problem) return deliver(std::move(*request->problem));
+    if (request->problem) return deliver_lock(request, std::move(*request->problem));
     // Nothing of `request` is used after this call: it may have delivered (and freed it)
     // before returning.
     const auto engine = request->engine;
     detail::start_acquire(engine, std::move(request->key), std::move(request->options), deliver);
   });
-  if (!posted) deliver(detail::cancelled_error("lock " + detail::quote_key(key)));
+  if (!posted) deliver_lock(request, detail::cancelled_error("lock " + detail::quote_key(key)));
 }
 
 Result<std::vector<NodeOutcome>> Client::status(std::string_view key) {

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <uv.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -515,6 +517,34 @@ TEST_F(ClientTest, SynchronousCallOnTheLoopThreadIsRefusedNotDeadlocked) {
   auto future = inner.get_future();
   ASSERT_EQ(future.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(future.get(), make_error_code(errc::invalid_argument));
+}
+
+TEST_F(ClientTest, ALockAsyncRetriedFromItsCallbackWhileEveryNodeIsDownDoesNotRecurse) {
+  // A callback that tries again at once is the natural retry loop of an async caller;
+  // with every node down an attempt can fail before lock_async() returns, and delivering
+  // that answer inline would nest each retry inside the last one until the stack ends.
+  for (std::size_t node = 0; node < cluster().size(); ++node) cluster()[node].kill9();
+  auto client = Client::create(options());
+  constexpr int retries = 2000;
+  int depth = 0;
+  int deepest = 0;
+  int calls = 0;
+  std::promise<std::error_code> last;
+  std::function<void(Result<Lock>)> retry = [&](Result<Lock> result) {
+    ++depth;
+    deepest = std::max(deepest, depth);
+    if (++calls == retries) {
+      last.set_value(result.code());
+    } else {
+      client->lock_async("orders:24", {.ttl = 10s}, retry);
+    }
+    --depth;
+  };
+  client->lock_async("orders:24", {.ttl = 10s}, retry);
+  auto future = last.get_future();
+  ASSERT_EQ(future.wait_for(30s), std::future_status::ready);
+  EXPECT_EQ(future.get(), make_error_code(errc::quorum_unreachable));
+  EXPECT_EQ(deepest, 1) << "callbacks nested inside lock_async()";
 }
 
 TEST_F(ClientTest, RunsOnTheCallersLoop) {
