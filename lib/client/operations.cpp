@@ -321,6 +321,9 @@ class AcquireOperation final : public Cancellable,
           engine_->notifier().announced_released(*watch_id_, round.single_holder());
       if (leaving) holder_ttl.reset();
       leaving_streak_ = leaving ? std::min(leaving_streak_ + 1, 6) : 0;
+      const bool split =
+          !holder_seen && !round.reached() && round.failure == core::FailureKind::contention;
+      split_streak_ = split ? std::min(split_streak_ + 1, 6) : 0;
       if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, holder_seen)) {
         // A release was announced while attempts were in flight: try again at once.
         next = schedule_.next_attempt(attempts_, now, std::chrono::milliseconds(0));
@@ -336,6 +339,18 @@ class AcquireOperation final : public Cancellable,
         } else if (next && holder_ttl && watch_id_ &&
                    !engine_->notifier().others_waiting_before(*watch_id_)) {
           next = std::min(*next, now + recheck_delay(round));
+        } else if (next && split) {
+          // A split vote, announced by nobody. Contenders of several clients woken by one
+          // announcement split the nodes and each deletes what it got at once: after a
+          // short random retry the first of them takes the key before a polling client's
+          // next attempt. Other clients' entries (npm `redlock` keeps a failed attempt's)
+          // go only when they expire: trying again the moment they leave a quorum free
+          // makes this waiter the first on the freed nodes instead of the last.
+          if (auto clears = round.split_clears_in()) next = std::min(*next, now + *clears);
+          if (watch_id_ && !engine_->notifier().others_waiting_before(*watch_id_)) {
+            next = std::min(*next, now + core::split_vote_retry(split_streak_, node_timeout_,
+                                                                engine_->random()()));
+          }
         }
       }
     }
@@ -409,6 +424,7 @@ class AcquireOperation final : public Cancellable,
   std::string last_holder_seen_;     // the holder the last failed attempt saw, if one
   milliseconds recheck_{0};
   int leaving_streak_ = 0;  // consecutive refusals by holders announced as released
+  int split_streak_ = 0;    // consecutive split votes
   bool finished_ = false;
   StopLink stop_link_;  // LockOptions::stop, until finish()
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "client/engine.hpp"
+#include "core/retry.hpp"
 #include "net/closing.hpp"
 
 namespace redlock::detail {
@@ -166,6 +167,21 @@ std::optional<std::chrono::milliseconds> RoundResult::single_holder_ttl() const 
   }
   if (held < quorum) return std::nullopt;
   return shortest;
+}
+
+std::optional<std::chrono::milliseconds> RoundResult::split_clears_in() const {
+  // A node that had not answered when enough refusals decided the round counts as free:
+  // its answer is on the way, and a grant is deleted with the others. If it was held, the
+  // attempt comes early and the next refusal reads the TTL it lacked.
+  int may_be_free = 0;
+  std::vector<std::chrono::milliseconds> refusing_ttls;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == NodeStatus::granted || outcome.status == NodeStatus::pending) {
+      ++may_be_free;
+    }
+    if (outcome.status == NodeStatus::held) refusing_ttls.push_back(outcome.remaining_ttl);
+  }
+  return core::split_clears_in(quorum, may_be_free, std::move(refusing_ttls));
 }
 
 std::string RoundResult::single_holder() const {

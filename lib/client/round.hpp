@@ -42,6 +42,9 @@ struct RoundResult {
   /// When one other owner holds the key on at least a quorum of nodes (a real holder,
   /// not a split vote between contenders): the shortest remaining TTL among them.
   std::optional<std::chrono::milliseconds> single_holder_ttl() const;
+  /// A failed acquire attempt whose own grants are being deleted: how long until the
+  /// entries that refused it leave a quorum free (core::split_clears_in), if they can.
+  std::optional<std::chrono::milliseconds> split_clears_in() const;
   /// The value of the first node that reported another holder ("" when none did).
   std::string single_holder() const;
   /// Our value may sit on a quorum: at least a quorum of nodes granted, did not answer

@@ -61,4 +61,24 @@ std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::millisec
   return std::chrono::milliseconds(1 + static_cast<std::int64_t>(random % span));
 }
 
+std::chrono::milliseconds split_vote_retry(int streak, std::chrono::milliseconds node_timeout,
+                                           std::uint64_t random) {
+  const int doublings = std::clamp(streak, 1, 6) - 1;
+  const auto base = std::max<std::int64_t>(node_timeout.count() / 4, 2);
+  const auto span = static_cast<std::uint64_t>(base * (std::int64_t{1} << doublings));
+  return std::chrono::milliseconds(1 + static_cast<std::int64_t>(random % span));
+}
+
+std::optional<std::chrono::milliseconds> split_clears_in(
+    int quorum, int free_now, std::vector<std::chrono::milliseconds> refusing_ttls) {
+  constexpr std::chrono::milliseconds gone_for_sure{1};
+  const int to_expire = quorum - free_now;
+  if (to_expire <= 0) return gone_for_sure;
+  std::erase_if(refusing_ttls, [](std::chrono::milliseconds ttl) { return ttl.count() < 0; });
+  if (static_cast<int>(refusing_ttls.size()) < to_expire) return std::nullopt;
+  const auto last_needed = refusing_ttls.begin() + (to_expire - 1);
+  std::nth_element(refusing_ttls.begin(), last_needed, refusing_ttls.end());
+  return *last_needed + gone_for_sure;
+}
+
 }  // namespace redlock::core

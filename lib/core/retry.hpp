@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "core/validity.hpp"
 
@@ -61,5 +62,26 @@ class RetrySchedule {
 /// its TTL ends. `random`: a uniform 64-bit number.
 std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::milliseconds node_timeout,
                                                std::uint64_t random);
+
+/// The head waiter's next attempt after a split vote between contenders: within a jittered
+/// span of a quarter node timeout (at least 2 ms), doubled per consecutive split vote
+/// (`streak` 1, 2, ... capped at 6). Contenders of our kind delete what a failed attempt
+/// got at once, so after a collision the first to try again takes the key; backing off
+/// keeps a split that lasts (other clients' entries that wait to expire) from being
+/// polled at full rate. `random`: a uniform 64-bit number.
+std::chrono::milliseconds split_vote_retry(int streak, std::chrono::milliseconds node_timeout,
+                                           std::uint64_t random);
+
+/// The next attempt after a split vote (no value on a quorum): the attempt's own grants are
+/// deleted at once, so `free_now` nodes are free, and each refusing node frees up when its
+/// entry expires (`refusing_ttls`: the remaining TTLs they reported; negative = no TTL or
+/// none read, never counted). Returns how long until at least `quorum` nodes are free,
+/// plus a millisecond so the entries are surely gone (at least 1 ms: never a busy loop), or
+/// nullopt when the known entries cannot free a quorum (nodes that failed count as
+/// held). Other Redlock clients (npm `redlock`) keep a failed attempt's entries until they
+/// expire; a waiter that tries again the moment they do, instead of after its retry delay,
+/// is the first on the freed nodes.
+std::optional<std::chrono::milliseconds> split_clears_in(
+    int quorum, int free_now, std::vector<std::chrono::milliseconds> refusing_ttls);
 
 }  // namespace redlock::core

@@ -188,6 +188,54 @@ TEST_F(WaitingTest, AWaiterRefusedByAHolderAlreadyAnnouncedAsReleasedRetriesSoon
       << " ms after the key went";
 }
 
+// Another client's failed attempts that keep their entries until they expire (npm
+// `redlock` does) leave the key split: held on some nodes by values none of which has a
+// quorum, so nobody can acquire until enough of those entries go. A waiter refused by such
+// a split tries again once they leave a quorum free (the moment they do, or at its next
+// backed-off split retry), never before, and not after its retry delay (5 s here, give or
+// take 1 s).
+TEST_F(WaitingTest, AWaiterInASplitVoteTriesAgainWhenTheEntriesLeaveAQuorumFree) {
+  auto client = slow_retry_client();
+  // Three contenders' leftovers: one more node must free up, the soonest at ~400 ms.
+  cluster()[0].command({"SET", "split", "contender-1", "PX", "400"});
+  cluster()[1].command({"SET", "split", "contender-2", "PX", "20000"});
+  cluster()[2].command({"SET", "split", "contender-3", "PX", "20000"});
+  const auto start = Clock::now();
+  auto lock = client->lock("split", {.ttl = 10s, .wait = 20s});
+  const auto took = Clock::now() - start;
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(get(0, "split"), lock->value()) << "the freed node is ours";
+  EXPECT_GE(took, 390ms) << "tried again before the entry could have expired";
+  EXPECT_LT(took, 3s) << "acquired "
+                      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                      << " ms after the first attempt: it slept its retry delay";
+}
+
+// Clients woken by one announcement split the nodes between them when they collide; each
+// deletes what it got, unannounced. The head waiter of a split vote retries within a few
+// milliseconds, backing off while the split lasts, not after its retry delay (5 s here,
+// give or take 1 s): here the contenders' entries go 300 ms after the first attempt.
+TEST_F(WaitingTest, AWaiterInASplitVoteThatClearsSilentlyRetriesSoon) {
+  auto client = slow_retry_client();
+  cluster()[0].command({"SET", "collide", "contender-1", "PX", "20000"});
+  cluster()[1].command({"SET", "collide", "contender-1", "PX", "20000"});
+  cluster()[2].command({"SET", "collide", "contender-2", "PX", "20000"});
+  auto waiter = std::async(std::launch::async, [&] {
+    auto lock = client->lock("collide", {.ttl = 10s, .wait = 20s});
+    return std::make_pair(lock.code(), Clock::now());
+  });
+  std::this_thread::sleep_for(300ms);  // refused by the split, retrying while it lasts
+  const auto cleared = Clock::now();
+  for (std::size_t i : {0u, 1u, 2u}) cluster()[i].command({"DEL", "collide"});
+  ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
+  auto [code, at] = waiter.get();
+  EXPECT_EQ(code, std::error_code());
+  // Backing off from a few ms, the retries are at most a few hundred ms apart by 300 ms.
+  EXPECT_LT(at - cleared, 2s)
+      << "acquired " << std::chrono::duration_cast<std::chrono::milliseconds>(at - cleared).count()
+      << " ms after the split cleared: it slept its retry delay";
+}
+
 TEST_F(WaitingTest, OnlyAHoldersReleaseIsAnnounced) {
   // A foreign holder on three nodes: the attempt is granted on the other two, fails, and
   // releases those grants. Announcing that would wake waiters for a key still held (and,

@@ -90,5 +90,43 @@ TEST(LeavingHolderRetry, WithinTwoNodeTimeoutsDoublingPerRefusalUpToSixDoublings
   EXPECT_LE(leaving_holder_retry(0, node_timeout, largest), 101ms);
 }
 
+TEST(SplitVoteRetry, WithinAQuarterNodeTimeoutDoublingPerSplitUpToSixDoublings) {
+  const auto node_timeout = 40ms;
+  const std::uint64_t largest = ~std::uint64_t{0};
+  EXPECT_EQ(split_vote_retry(1, node_timeout, 0), 1ms) << "never at once: a busy loop";
+  for (int streak = 1; streak <= 6; ++streak) {
+    std::chrono::milliseconds longest{0};
+    for (std::uint64_t r = 0; r < 4000; ++r) {
+      longest = std::max(longest, split_vote_retry(streak, node_timeout, r));
+    }
+    EXPECT_EQ(longest, 10ms * (1 << (streak - 1))) << "streak " << streak;
+  }
+  EXPECT_EQ(split_vote_retry(40, node_timeout, 319), 320ms) << "capped at six doublings";
+  EXPECT_LE(split_vote_retry(1, 0ms, largest), 2ms) << "at least a 2 ms span";
+}
+
+// A split vote: our grants are deleted at once, and the nodes that refused free up as
+// their entries expire. The next attempt is due when the entries still standing leave a
+// quorum free, one millisecond after the last of those that must go.
+TEST(SplitClearsIn, WhenEnoughRefusingEntriesExpireToLeaveAQuorumFree) {
+  // 5 nodes, quorum 3: two granted us, three refused with 900, 300 and 2000 ms left:
+  // one more node must free up, the soonest at 300 ms.
+  EXPECT_EQ(split_clears_in(3, 2, {900ms, 300ms, 2000ms}), 301ms);
+  // None granted: three of the refusals must expire, the third soonest at 2000 ms.
+  EXPECT_EQ(split_clears_in(3, 0, {900ms, 300ms, 2000ms, 2500ms, 100ms}), 901ms);
+  // An entry about to go is due at once, but never in the same millisecond (a busy loop).
+  EXPECT_EQ(split_clears_in(3, 2, {0ms, 5ms}), 1ms);
+}
+
+TEST(SplitClearsIn, UnknownWhenTheKnownEntriesCannotFreeAQuorum) {
+  // A node that failed or timed out may hold anything: it is never counted free.
+  EXPECT_EQ(split_clears_in(3, 1, {400ms}), std::nullopt);
+  // An entry without a TTL (-1: persistent, or a TTL that was not read) never expires.
+  EXPECT_EQ(split_clears_in(3, 2, {-1ms}), std::nullopt);
+  EXPECT_EQ(split_clears_in(3, 1, {-1ms, 700ms, 200ms}), 701ms);
+  // Already a quorum free (a decision by timing, not by the entries): nothing to wait for.
+  EXPECT_EQ(split_clears_in(3, 3, {500ms}), 1ms);
+}
+
 }  // namespace
 }  // namespace redlock::core
