@@ -98,23 +98,21 @@ void Client::lock_async(std::string_view key, LockOptions options, LockCallback 
   auto deliver = [request](Result<std::shared_ptr<detail::LockState>> acquired) {
     deliver_lock(request, std::move(acquired));
   };
-  // On the loop thread (a callback chaining its next acquisition) the acquire starts
-  // here: its commands go out with this turn's, not one turn of the loop later. Its
-  // callback still never runs inside this call, so a callback that retries at once does
-  // not nest: a node answers on a later turn even when it fails at once (a connection
-  // defers its failures, a closed node answers on the next turn).
-  if (!request->problem && engine_->on_loop_thread() && engine_->accepting()) {
-    const auto engine = request->engine;
-    detail::start_acquire(engine, std::move(request->key), std::move(request->options), deliver);
-    return;
-  }
-  const bool posted = engine_->post([request, deliver] {
+  auto start = [request, deliver] {
     if (request->problem) return deliver_lock(request, std::move(*request->problem));
     // Nothing of `request` is used after this call: it may have delivered (and freed it)
     // before returning.
     const auto engine = request->engine;
     detail::start_acquire(engine, std::move(request->key), std::move(request->options), deliver);
-  });
+  };
+  // On the loop thread (a callback chaining its next acquisition) the acquire starts
+  // here: its commands go out with this turn's, not one turn of the loop later. Its
+  // callback still never runs inside this call, so a callback that retries at once does
+  // not nest: a node answers on a later turn even when it fails at once (a connection
+  // defers its failures, a closed node answers on the next turn). A problem found above
+  // is delivered from the loop, like every other answer.
+  if (!request->problem && engine_->on_loop_thread() && engine_->accepting()) return start();
+  const bool posted = engine_->post(std::move(start));
   if (!posted) deliver_lock(request, detail::cancelled_error("lock " + detail::quote_key(key)));
 }
 
