@@ -9,6 +9,18 @@
 
 namespace redlock::core {
 
+namespace {
+
+/// 1 ms up to `base` ms doubled per `streak` past the first (capped at six doublings) plus
+/// one, uniformly: never at once, and never the same instant for two contenders by design.
+std::chrono::milliseconds doubling_retry(int streak, std::int64_t base, std::uint64_t random) {
+  const int doublings = std::clamp(streak, 1, 6) - 1;
+  const auto span = static_cast<std::uint64_t>(base * (std::int64_t{1} << doublings) + 1);
+  return std::chrono::milliseconds(1 + static_cast<std::int64_t>(random % span));
+}
+
+}  // namespace
+
 RandomSource system_random() {
   // One generator per source, seeded from the CSPRNG; the mutex makes a source shared
   // between threads safe. Jitter needs no cryptographic strength, only independence
@@ -56,17 +68,12 @@ std::optional<Clock::time_point> RetrySchedule::next_attempt(
 
 std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::milliseconds node_timeout,
                                                std::uint64_t random) {
-  const int doublings = std::clamp(streak, 1, 6) - 1;
-  const auto span = static_cast<std::uint64_t>(2 * node_timeout.count() * (1 << doublings) + 1);
-  return std::chrono::milliseconds(1 + static_cast<std::int64_t>(random % span));
+  return doubling_retry(streak, 2 * node_timeout.count(), random);
 }
 
 std::chrono::milliseconds split_vote_retry(int streak, std::chrono::milliseconds node_timeout,
                                            std::uint64_t random) {
-  const int doublings = std::clamp(streak, 1, 6) - 1;
-  const auto base = std::max<std::int64_t>(node_timeout.count() / 4, 2);
-  const auto span = static_cast<std::uint64_t>(base * (std::int64_t{1} << doublings));
-  return std::chrono::milliseconds(1 + static_cast<std::int64_t>(random % span));
+  return doubling_retry(streak, std::max<std::int64_t>(node_timeout.count() / 4, 2), random);
 }
 
 std::optional<std::chrono::milliseconds> split_clears_in(

@@ -196,11 +196,12 @@ TEST_F(WaitingTest, AWaiterRefusedByAHolderAlreadyAnnouncedAsReleasedRetriesSoon
 // take 1 s).
 TEST_F(WaitingTest, AWaiterInASplitVoteTriesAgainWhenTheEntriesLeaveAQuorumFree) {
   auto client = slow_retry_client();
-  // Three contenders' leftovers: one more node must free up, the soonest at ~400 ms.
+  // Three contenders' leftovers: one more node must free up, the soonest at ~400 ms
+  // (counted from before it was set, so a slow machine cannot make it look early).
+  const auto start = Clock::now();
   cluster()[0].command({"SET", "split", "contender-1", "PX", "400"});
   cluster()[1].command({"SET", "split", "contender-2", "PX", "20000"});
   cluster()[2].command({"SET", "split", "contender-3", "PX", "20000"});
-  const auto start = Clock::now();
   auto lock = client->lock("split", {.ttl = 10s, .wait = 20s});
   const auto took = Clock::now() - start;
   ASSERT_TRUE(lock) << lock.error().message();
