@@ -56,7 +56,8 @@ struct Options {
   /// Delay between attempts of lock() while waiting: retry_delay +/- uniform jitter. A
   /// waiter tries sooner when it learns the key is or will be free (a release announced,
   /// the entries that refused a split vote expiring so as to leave a quorum free), and
-  /// after a split vote, within a span of node_timeout / 4 doubling per split (README).
+  /// after a split vote, within a round trip plus a span of node_timeout / 4 doubling per
+  /// split (README).
   milliseconds retry_delay{100};
   milliseconds retry_jitter{50};
 

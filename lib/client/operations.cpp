@@ -162,6 +162,11 @@ class AcquireOperation final : public Cancellable,
     if (now >= schedule_.deadline() && last_error_) return give_up(std::move(*last_error_), now);
     timer_->stop();
     observe_wake(*engine_, key_, WakeCause::announcement, started_);
+    // A release changed the key: a split vote or a leaving holder met now is a new one,
+    // with its own order and its first quick look (core::split_vote_retry,
+    // core::leaving_holder_retry), whatever the attempts before it met.
+    split_streak_ = 0;
+    leaving_streak_ = 0;
     attempt();
   }
 
@@ -330,26 +335,29 @@ class AcquireOperation final : public Cancellable,
         if (next) next = now;
       } else {
         // Subscribed: sleep until a single holder's key can expire; the release
-        // announcement wakes us sooner. A split vote between contenders gets the
-        // ordinary jittered delay.
+        // announcement wakes us sooner. A leaving holder, a holder that may never
+        // announce and a split vote each have a sooner look of their own (below).
         next = schedule_.next_attempt(attempts_, now, watch_id_ ? holder_ttl : std::nullopt);
+        const auto round_trip = std::chrono::ceil<milliseconds>(now - round.start);
         if (next && leaving) {
           next = std::min(*next, now + core::leaving_holder_retry(leaving_streak_, node_timeout_,
-                                                                  engine_->random()()));
+                                                                  round_trip, engine_->random()()));
         } else if (next && holder_ttl && watch_id_ &&
                    !engine_->notifier().others_waiting_before(*watch_id_)) {
           next = std::min(*next, now + recheck_delay(round));
         } else if (next && split) {
           // A split vote, announced by nobody. Contenders of several clients woken by one
-          // announcement split the nodes and each deletes what it got at once: after a
-          // short random retry the first of them takes the key before a polling client's
-          // next attempt. Other clients' entries (npm `redlock` keeps a failed attempt's)
-          // go only when they expire: trying again the moment they leave a quorum free
-          // makes this waiter the first on the freed nodes instead of the last.
+          // announcement split the nodes and each deletes what it got at once: the one
+          // whose value orders first tries again as soon as the others' deletes can have
+          // landed, so the key is not left free for a polling client of another library.
+          // Other clients' entries (npm `redlock` keeps a failed attempt's) go only when
+          // they expire: trying again the moment they leave a quorum free makes this
+          // waiter the first on the freed nodes instead of the last.
           if (auto clears = round.split_clears_in()) next = std::min(*next, now + *clears);
           if (watch_id_ && !engine_->notifier().others_waiting_before(*watch_id_)) {
-            next = std::min(*next, now + core::split_vote_retry(split_streak_, node_timeout_,
-                                                                engine_->random()()));
+            next = std::min(*next, now + core::split_vote_retry(
+                                             split_streak_, node_timeout_, round_trip,
+                                             round.orders_first(value), engine_->random()()));
           }
         }
       }

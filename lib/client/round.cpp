@@ -191,6 +191,16 @@ std::string RoundResult::single_holder() const {
   return {};
 }
 
+bool RoundResult::orders_first(std::string_view own_value) const {
+  bool contended = false;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status != NodeStatus::held || outcome.holder.empty()) continue;
+    if (outcome.holder <= own_value) return false;
+    contended = true;
+  }
+  return contended;
+}
+
 bool RoundResult::may_hold_quorum() const {
   int possible = 0;
   for (const auto& outcome : outcomes) {

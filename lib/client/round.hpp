@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <redlock/error.hpp>
@@ -47,6 +48,9 @@ struct RoundResult {
   std::optional<std::chrono::milliseconds> split_clears_in() const;
   /// The value of the first node that reported another holder ("" when none did).
   std::string single_holder() const;
+  /// A split vote's order (core::split_vote_retry): `own_value`, the failed attempt's,
+  /// orders before every value that refused it. False when no node reported a holder.
+  bool orders_first(std::string_view own_value) const;
   /// Our value may sit on a quorum: at least a quorum of nodes granted, did not answer
   /// in time or failed in transit; only a node that reported another holder surely
   /// does not hold it. True of every reached round.

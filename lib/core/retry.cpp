@@ -19,6 +19,13 @@ std::chrono::milliseconds doubling_retry(int streak, std::int64_t base, std::uin
   return std::chrono::milliseconds(1 + static_cast<std::int64_t>(random % span));
 }
 
+// A round trip as a retry delay: never 0 (a busy loop), never past a node timeout.
+std::chrono::milliseconds one_round_trip(std::chrono::milliseconds round_trip,
+                                         std::chrono::milliseconds node_timeout) {
+  constexpr std::chrono::milliseconds shortest{1};
+  return std::clamp(round_trip, shortest, std::max(node_timeout, shortest));
+}
+
 }  // namespace
 
 RandomSource system_random() {
@@ -66,14 +73,27 @@ std::optional<Clock::time_point> RetrySchedule::next_attempt(
   return std::min(now + wait, deadline_);
 }
 
-std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::milliseconds node_timeout,
-                                               std::uint64_t random) {
+std::chrono::milliseconds backoff_retry(int streak, std::chrono::milliseconds node_timeout,
+                                        std::uint64_t random) {
   return doubling_retry(streak, 2 * node_timeout.count(), random);
 }
 
+std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::milliseconds node_timeout,
+                                               std::chrono::milliseconds round_trip,
+                                               std::uint64_t random) {
+  if (streak <= 1) {
+    return one_round_trip(round_trip, node_timeout) + std::chrono::milliseconds(random % 2);
+  }
+  return backoff_retry(streak - 1, node_timeout, random);
+}
+
 std::chrono::milliseconds split_vote_retry(int streak, std::chrono::milliseconds node_timeout,
+                                           std::chrono::milliseconds round_trip, bool first,
                                            std::uint64_t random) {
-  return doubling_retry(streak, std::max<std::int64_t>(node_timeout.count() / 4, 2), random);
+  const auto first_slot = one_round_trip(round_trip, node_timeout);
+  if (first && streak <= 1) return first_slot;
+  return first_slot +
+         doubling_retry(streak, std::max<std::int64_t>(node_timeout.count() / 4, 2), random);
 }
 
 std::optional<std::chrono::milliseconds> split_clears_in(

@@ -53,23 +53,40 @@ class RetrySchedule {
   RandomSource random_;
 };
 
+/// A jittered span of two node timeouts, doubled per consecutive failure (`streak` 1, 2,
+/// ... capped at 6): the next attempt after a refusal that should clear within a round
+/// trip but may not (a release that announced on one node but failed on the others), so
+/// that a waiter does not poll at full rate until the entries expire. `random`: a uniform
+/// 64-bit number.
+std::chrono::milliseconds backoff_retry(int streak, std::chrono::milliseconds node_timeout,
+                                        std::uint64_t random);
+
 /// The next attempt after a refusal by a holder whose release was already announced: the
 /// first node to apply a release announces it, and a waiter woken by that may reach the
 /// other nodes before the release does. Their announcements carry the same value and wake
-/// no one again, so the waiter looks again within a jittered span of two node timeouts,
-/// doubled per consecutive such refusal (`streak` 1, 2, ... capped at 6), so that a release
-/// that announced on one node but failed on the others is not polled at full rate until
-/// its TTL ends. `random`: a uniform 64-bit number.
+/// no one again. The release is in flight and lands within about a round trip, so the
+/// first such refusal (`streak` 1) looks again after `round_trip` (at least 1 ms, at most
+/// a node timeout) and a millisecond of jitter: a longer wait leaves the key free for a
+/// polling client of another library. Consecutive refusals (streak 2, 3, ...) back off
+/// (backoff_retry, from its streak 1), since that release may have failed on the others.
 std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::milliseconds node_timeout,
+                                               std::chrono::milliseconds round_trip,
                                                std::uint64_t random);
 
-/// The head waiter's next attempt after a split vote between contenders: within a jittered
-/// span of a quarter node timeout (at least 2 ms), doubled per consecutive split vote
-/// (`streak` 1, 2, ... capped at 6). Contenders of our kind delete what a failed attempt
-/// got at once, so after a collision the first to try again takes the key; backing off
-/// keeps a split that lasts (other clients' entries that wait to expire) from being
-/// polled at full rate. `random`: a uniform 64-bit number.
+/// The head waiter's next attempt after a split vote between contenders. Waiters of
+/// several clients woken by one release announcement split the nodes between them, and
+/// each deletes what it got at once; were each to draw a random delay, the key would sit
+/// free for it, a window in which a polling client of another library takes it. The
+/// contenders read each other's values on the nodes that refused them, so they agree on an
+/// order without a message: the one whose value orders first (`first`) tries again after
+/// `round_trip` (the others' deletes land meanwhile; at least 1 ms, at most a node
+/// timeout), the others after that and a jittered span of a quarter node timeout (at least
+/// 2 ms), doubled per consecutive split vote (`streak` 1, 2, ... capped at 6). Only a
+/// streak's first split has an order: a split that lasts (other clients' entries that
+/// wait to expire) is polled with back-off by every contender. `random`: a uniform 64-bit
+/// number.
 std::chrono::milliseconds split_vote_retry(int streak, std::chrono::milliseconds node_timeout,
+                                           std::chrono::milliseconds round_trip, bool first,
                                            std::uint64_t random);
 
 /// The next attempt after a split vote (no value on a quorum): the attempt's own grants are

@@ -72,37 +72,76 @@ TEST(RetrySchedule, SystemRandomVaries) {
   EXPECT_TRUE(varied);
 }
 
-TEST(LeavingHolderRetry, WithinTwoNodeTimeoutsDoublingPerRefusalUpToSixDoublings) {
+TEST(BackoffRetry, WithinTwoNodeTimeoutsDoublingPerRefusalUpToSixDoublings) {
   const auto node_timeout = 50ms;
   const std::uint64_t largest = ~std::uint64_t{0};
-  EXPECT_EQ(leaving_holder_retry(1, node_timeout, 0), 1ms) << "never at once: a busy loop";
+  EXPECT_EQ(backoff_retry(1, node_timeout, 0), 1ms) << "never at once: a busy loop";
   for (int streak = 1; streak <= 6; ++streak) {
     std::chrono::milliseconds longest{0};
     for (std::uint64_t r = 0; r < 4000; ++r) {
-      longest = std::max(longest, leaving_holder_retry(streak, node_timeout, r));
+      longest = std::max(longest, backoff_retry(streak, node_timeout, r));
     }
     const auto span = 2 * node_timeout * (1 << (streak - 1));
     EXPECT_LE(longest, span + 1ms) << "streak " << streak;
     EXPECT_GT(longest, span / 2) << "streak " << streak << ": the span did not double";
   }
   // Capped: a release that announced but failed elsewhere is polled at most every 3.2 s.
-  EXPECT_LE(leaving_holder_retry(40, node_timeout, largest), 3201ms);
-  EXPECT_LE(leaving_holder_retry(0, node_timeout, largest), 101ms);
+  EXPECT_LE(backoff_retry(40, node_timeout, largest), 3201ms);
+  EXPECT_LE(backoff_retry(0, node_timeout, largest), 101ms);
 }
 
-TEST(SplitVoteRetry, WithinAQuarterNodeTimeoutDoublingPerSplitUpToSixDoublings) {
+// The release that announced is in flight to the other nodes: the first refusal by its
+// holder looks again once it can have landed, not after a random couple of node timeouts
+// (the key would sit free meanwhile); a refusal that repeats backs off.
+TEST(LeavingHolderRetry, FirstAfterOneRoundTripThenBackingOff) {
+  const auto node_timeout = 50ms;
+  for (std::uint64_t r = 0; r < 100; ++r) {
+    const auto first = leaving_holder_retry(1, node_timeout, 2ms, r);
+    EXPECT_GE(first, 2ms);
+    EXPECT_LE(first, 3ms);
+    EXPECT_EQ(leaving_holder_retry(2, node_timeout, 2ms, r), backoff_retry(1, node_timeout, r));
+    EXPECT_EQ(leaving_holder_retry(6, node_timeout, 2ms, r), backoff_retry(5, node_timeout, r));
+  }
+  EXPECT_EQ(leaving_holder_retry(1, node_timeout, 0ms, 0), 1ms) << "never at once: a busy loop";
+  EXPECT_EQ(leaving_holder_retry(1, node_timeout, 900ms, 0), node_timeout);
+}
+
+TEST(SplitVoteRetry, AfterTheFirstSlotWithinAQuarterNodeTimeoutDoublingPerSplitUpToSix) {
   const auto node_timeout = 40ms;
+  const auto round_trip = 3ms;
   const std::uint64_t largest = ~std::uint64_t{0};
-  EXPECT_EQ(split_vote_retry(1, node_timeout, 0), 1ms) << "never at once: a busy loop";
+  EXPECT_EQ(split_vote_retry(1, node_timeout, round_trip, false, 0), 4ms)
+      << "after the first contender's slot, never in it";
   for (int streak = 1; streak <= 6; ++streak) {
     std::chrono::milliseconds longest{0};
     for (std::uint64_t r = 0; r < 4000; ++r) {
-      longest = std::max(longest, split_vote_retry(streak, node_timeout, r));
+      longest = std::max(longest, split_vote_retry(streak, node_timeout, round_trip, false, r));
     }
-    EXPECT_EQ(longest, 10ms * (1 << (streak - 1)) + 1ms) << "streak " << streak;
+    EXPECT_EQ(longest, round_trip + 10ms * (1 << (streak - 1)) + 1ms) << "streak " << streak;
   }
-  EXPECT_EQ(split_vote_retry(40, node_timeout, 319), 320ms) << "capped at six doublings";
-  EXPECT_LE(split_vote_retry(1, 0ms, largest), 3ms) << "at least a 2 ms span";
+  EXPECT_EQ(split_vote_retry(40, node_timeout, round_trip, false, 319), 323ms)
+      << "capped at six doublings";
+  EXPECT_LE(split_vote_retry(1, 0ms, 0ms, false, largest), 4ms) << "at least a 2 ms span";
+}
+
+// Contenders woken together split the nodes; the one whose value orders first tries again
+// once the others' deletes can have landed, before any of them, so the key is not left
+// free for a random delay.
+TEST(SplitVoteRetry, TheFirstContenderTriesAgainAfterOneRoundTrip) {
+  const auto node_timeout = 40ms;
+  for (std::uint64_t r = 0; r < 100; ++r) {
+    EXPECT_EQ(split_vote_retry(1, node_timeout, 3ms, true, r), 3ms);
+    EXPECT_GT(split_vote_retry(1, node_timeout, 3ms, false, r), 3ms);
+  }
+  EXPECT_EQ(split_vote_retry(1, node_timeout, 0ms, true, 7), 1ms) << "never at once: a busy loop";
+  EXPECT_EQ(split_vote_retry(1, node_timeout, 500ms, true, 7), node_timeout)
+      << "a round that ran into its timeout";
+  // A split that lasts is not a collision of contenders: no order, everyone backs off.
+  std::chrono::milliseconds longest{0};
+  for (std::uint64_t r = 0; r < 4000; ++r) {
+    longest = std::max(longest, split_vote_retry(2, node_timeout, 3ms, true, r));
+  }
+  EXPECT_EQ(longest, 3ms + 20ms + 1ms);
 }
 
 // A split vote: our grants are deleted at once, and the nodes that refused free up as

@@ -271,9 +271,8 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
           // A release that announced but failed elsewhere leaves its holder until the
           // TTL: doubling the span then keeps the waiters from polling at full rate.
           leaving_streak_ = leaving ? std::min(leaving_streak_ + 1, 6) : 0;
-          next =
-              std::min(*next, now + core::leaving_holder_retry(std::max(leaving_streak_, 1),
-                                                               node_timeout_, engine_->random()()));
+          next = std::min(*next, now + core::backoff_retry(std::max(leaving_streak_, 1),
+                                                           node_timeout_, engine_->random()()));
         }
         // A waiting writer's intent must be refreshed before it ends on the nodes, or new
         // readers get in again: its next attempt comes within half the intent's life.
