@@ -87,7 +87,10 @@ struct WatchdogEvent {
   std::chrono::milliseconds validity{0};  ///< validity left after this round
 };
 
-/// What happened to the connection to one node.
+/// What happened to the connection to one node. A connection is ready when TCP (and TLS)
+/// is up and AUTH / SELECT, when the URL asks for them, succeeded; without them it is
+/// ready at connect, so a reconnect accepted in the listen backlog of a node process that
+/// is being killed reports `reconnected` and then `down` again.
 enum class NodeEventKind {
   connected,        ///< the first connection (handshake included) is ready
   down,             ///< a ready connection failed: commands to it fail until it is back
