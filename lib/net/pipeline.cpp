@@ -99,15 +99,14 @@ std::optional<Completion> Pipeline::eval(const scripts::Script& script,
   const bool first_use =
       std::find(scripts_sent_.begin(), scripts_sent_.end(), &script) == scripts_sent_.end();
   if (first_use) scripts_sent_.push_back(&script);
-  append_array_header(out_, argc);
-  append_bulk(out_, first_use ? "EVAL" : "EVALSHA");
-  append_bulk(out_, first_use ? script.source : std::string_view(script.sha1));
+  const std::string_view head[] = {
+      first_use ? "EVAL" : "EVALSHA", first_use ? script.source : std::string_view(script.sha1),
+      std::string_view(numkeys, static_cast<std::size_t>(numkeys_end - numkeys))};
+  append_command(out_, {head, keys, args});
   // EVAL differs from EVALSHA only in its first two arguments, so the encoded rest
   // ("numkeys key... arg...") is kept to re-send the script on NOSCRIPT.
-  const std::size_t tail = out_.size();
-  append_bulk(out_, std::string_view(numkeys, static_cast<std::size_t>(numkeys_end - numkeys)));
-  for (std::string_view key : keys) append_bulk(out_, key);
-  for (std::string_view arg : args) append_bulk(out_, arg);
+  const std::size_t tail =
+      begin + array_header_size(argc) + bulk_size(head[0]) + bulk_size(head[1]);
   Entry& entry = enqueue(std::move(callback), timeout, out_.size() - begin, now);
   entry.script = first_use ? nullptr : &script;  // EVAL cannot answer NOSCRIPT
   entry.command.assign(first_use ? "EVAL" : "EVALSHA");

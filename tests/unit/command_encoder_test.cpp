@@ -73,5 +73,37 @@ TEST(CommandEncoder, RandomCommandsMatchHiredis) {
   }
 }
 
+TEST(CommandEncoder, ACommandInPartsIsTheCommandWhole) {
+  std::mt19937 random(20261124);
+  for (int round = 0; round < 500; ++round) {
+    std::vector<std::string> argv(1 + random() % 12);
+    for (auto& argument : argv)
+      argument.assign(random() % 120, static_cast<char>('a' + round % 26));
+    const std::vector<std::string_view> views(argv.begin(), argv.end());
+    // Cut anywhere, empty parts included.
+    const std::size_t first_cut = random() % (views.size() + 1);
+    const std::size_t second_cut = first_cut + random() % (views.size() - first_cut + 1);
+    const std::span<const std::string_view> all(views);
+    std::string parts = "queued";
+    append_command(parts, {all.first(first_cut), all.subspan(first_cut, second_cut - first_cut),
+                           all.subspan(second_cut)});
+    ASSERT_EQ(parts, "queued" + hiredis_bytes(argv)) << "round " << round;
+  }
+}
+
+TEST(CommandEncoder, SizesAreWhatIsWritten) {
+  for (std::size_t size : {0, 1, 9, 10, 99, 100, 12345}) {
+    const std::string argument(size, 'x');
+    std::string bulk;
+    append_bulk(bulk, argument);
+    EXPECT_EQ(bulk_size(argument), bulk.size());
+    EXPECT_EQ(bulk, "$" + std::to_string(size) + "\r\n" + argument + "\r\n");
+    std::string header;
+    append_array_header(header, size);
+    EXPECT_EQ(array_header_size(size), header.size());
+    EXPECT_EQ(header, "*" + std::to_string(size) + "\r\n");
+  }
+}
+
 }  // namespace
 }  // namespace redlock::net
