@@ -102,9 +102,13 @@ struct RoundState {
   }
 };
 
-// Rounds are reused, per loop thread: a state with its vectors costs three allocations,
-// and a lock cycle runs two rounds. Only the loop thread touches its own spares.
-constexpr std::size_t max_spare_rounds = 64;
+// Rounds are reused, per loop thread: a state with its vectors costs about ten
+// allocations, and a lock cycle runs two rounds. Only the loop thread touches its own
+// spares. The bound is set by bursts, not by the average: W operations started in step
+// (a loop turn that reads one node's replies decides all of them) hold 2 W rounds at one
+// moment and W the next, and a bound below W freed and allocated the difference on every
+// swing (one new round per cycle at 128 chains with a bound of 64). About 1 KB each.
+constexpr std::size_t max_spare_rounds = 1024;
 thread_local std::vector<std::unique_ptr<RoundState>> spare_rounds;
 
 RoundState* new_round(int nodes, int quorum_size, VoteRule rule, bool wait_for_all) {
