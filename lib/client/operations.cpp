@@ -325,10 +325,10 @@ class AcquireOperation final : public Cancellable,
           holder_seen && watch_id_ &&
           engine_->notifier().announced_released(*watch_id_, round.single_holder());
       if (leaving) holder_ttl.reset();
-      leaving_streak_ = leaving ? std::min(leaving_streak_ + 1, 6) : 0;
+      leaving_streak_ = leaving ? core::next_streak(leaving_streak_) : 0;
       const bool split =
           !holder_seen && !round.reached() && round.failure == core::FailureKind::contention;
-      split_streak_ = split ? std::min(split_streak_ + 1, 6) : 0;
+      split_streak_ = split ? core::next_streak(split_streak_) : 0;
       if (watch_id_ && engine_->notifier().attempt_failed(*watch_id_, holder_seen)) {
         // A release was announced while attempts were in flight: try again at once.
         next = schedule_.next_attempt(attempts_, now, std::chrono::milliseconds(0));

@@ -53,6 +53,16 @@ class RetrySchedule {
   RandomSource random_;
 };
 
+/// The streak a caller keeps for these retries, saturating here: past it no retry below
+/// waits longer (backoff_retry doubles six times; leaving_holder_retry's streak 1 is a
+/// round trip of its own, so its longest span comes one streak later).
+inline constexpr int longest_retry_streak = 7;
+
+/// `streak` after one more consecutive failure of its kind.
+constexpr int next_streak(int streak) noexcept {
+  return streak < longest_retry_streak ? streak + 1 : longest_retry_streak;
+}
+
 /// A jittered span of two node timeouts, doubled per consecutive failure (`streak` 1, 2,
 /// ... capped at 6): the next attempt after a refusal that should clear within a round
 /// trip but may not (a release that announced on one node but failed on the others), so

@@ -106,6 +106,18 @@ TEST(LeavingHolderRetry, FirstAfterOneRoundTripThenBackingOff) {
   EXPECT_EQ(leaving_holder_retry(1, node_timeout, 900ms, 0), node_timeout);
 }
 
+TEST(LeavingHolderRetry, TheKeptStreakReachesTheLongestBackOff) {
+  const auto node_timeout = 50ms;
+  const std::uint64_t largest = ~std::uint64_t{0};
+  int streak = 0;
+  for (int failure = 0; failure < 20; ++failure) streak = next_streak(streak);
+  EXPECT_EQ(leaving_holder_retry(streak, node_timeout, 2ms, largest),
+            backoff_retry(6, node_timeout, largest))
+      << "a holder that announced and never left is looked at again at the slowest pace";
+  EXPECT_GE(split_vote_retry(streak, node_timeout, 2ms, false, largest),
+            split_vote_retry(6, node_timeout, 2ms, false, largest));
+}
+
 TEST(SplitVoteRetry, AfterTheFirstSlotWithinAQuarterNodeTimeoutDoublingPerSplitUpToSix) {
   const auto node_timeout = 40ms;
   const auto round_trip = 3ms;
