@@ -74,6 +74,11 @@ class Engine : public std::enable_shared_from_this<Engine> {
   /// The per-node deadline for an operation on a lock of `ttl`.
   std::chrono::milliseconds node_timeout(std::chrono::milliseconds ttl) const noexcept;
   const core::RandomSource& random() const noexcept { return random_; }
+  /// random() for one who holds this engine: a source that refers to it. A copy of
+  /// random() itself copies its shared state, one allocation per acquire attempt.
+  core::RandomSource borrowed_random() const {
+    return [source = &random_] { return (*source)(); };
+  }
   static core::Clock::time_point now() noexcept { return core::Clock::now(); }
 
   // --- loop thread only -----------------------------------------------------------------

@@ -115,7 +115,7 @@ class AcquireOperation final : public Cancellable,
         started_(Clock::now()),
         schedule_({engine_->options().retry_delay, engine_->options().retry_jitter,
                    options_.max_attempts},
-                  wait_deadline(started_, options_.wait), engine_->random()),
+                  wait_deadline(started_, options_.wait), engine_->borrowed_random()),
         node_timeout_(engine_->node_timeout(options_.ttl)) {}
 
   void start() {

@@ -62,7 +62,7 @@ class FamilyAcquire final : public Cancellable, public std::enable_shared_from_t
         started_(Clock::now()),
         schedule_({engine_->options().retry_delay, engine_->options().retry_jitter,
                    options_.max_attempts},
-                  started_ + options_.wait, engine_->random()),
+                  started_ + options_.wait, engine_->borrowed_random()),
         node_timeout_(engine_->node_timeout(options_.ttl)) {}
 
   void start() {
