@@ -16,6 +16,7 @@
 #include <redlock/error.hpp>
 
 #include "client/hold_limit.hpp"
+#include "client/outcome_pool.hpp"
 #include "core/validity.hpp"
 
 namespace redlock::detail {
@@ -32,6 +33,8 @@ enum class ReleaseState : int {
 };
 
 struct LockState {
+  ~LockState() { give_back_outcomes(std::move(nodes)); }
+
   std::shared_ptr<Engine> engine;
   std::string resource;
   std::string value;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "client/engine.hpp"
+#include "client/outcome_pool.hpp"
 #include "core/retry.hpp"
 #include "net/closing.hpp"
 
@@ -35,6 +36,7 @@ struct RoundState {
     // Field by field: the outcomes the last round's caller left keep their strings'
     // storage (run_round assigns the node names into it).
     auto outcomes = std::move(result.outcomes);
+    if (outcomes.capacity() == 0) outcomes = take_spare_outcomes();  // the last round's Lock has it
     outcomes.resize(static_cast<std::size_t>(nodes));
     for (auto& outcome : outcomes) outcome = NodeOutcome{std::move(outcome.node)};
     auto max_tokens = std::move(result.max_tokens);
