@@ -234,7 +234,7 @@ class RedisNode final : public Node {
       connection_->command(type, call.timeout, [this, slot](const net::ReplyView& reply) {
         finish_call(slot, wrong_kind_from_type(reply));
       });
-      return finish_call(slot, std::nullopt);
+      return finish_call(slot);
     }
     call.reply = set_reply(answer, view, where_);
     if (answer == SetAnswer::held && !call.ttl_asked && connection_) {
@@ -244,7 +244,7 @@ class RedisNode final : public Node {
       connection_->command(pttl, call.timeout, [this, slot](const net::ReplyView& reply) {
         on_ttl_reply(slot, reply);
       });
-      return finish_call(slot, std::nullopt);
+      return finish_call(slot);
     }
     conclude_set(slot);
   }
@@ -263,7 +263,7 @@ class RedisNode final : public Node {
     // A key of another type is answered by its TYPE's reply instead.
     if (!call.set_answered || (call.ttl_asked && !call.ttl_answered) || !call.done ||
         call.answer == SetAnswer::wrong_type) {
-      return finish_call(slot, std::nullopt);
+      return finish_call(slot);
     }
     NodeReply reply = std::move(call.reply);
     if (call.answer == SetAnswer::held) reply.remaining_ttl = call.ttl;
@@ -307,18 +307,28 @@ class RedisNode final : public Node {
     return slot;
   }
 
-  // One reply callback of the call in `slot` ran: answers the call with `reply`, if given
-  // and not answered yet, once the slot's bookkeeping is done (the answer may open calls,
-  // which may move the slots).
-  void finish_call(std::uint32_t slot, std::optional<NodeReply> reply) {
+  // One reply callback of the call in `slot` ran: answers the call with `reply`, if not
+  // answered yet, once the slot's bookkeeping is done (the answer may open calls, which
+  // may move the slots, so `reply` must not live in one). The reply is passed on by
+  // reference: each move of a NodeReply copies its short strings, and a reply went
+  // through four on its way to the round.
+  void finish_call(std::uint32_t slot, NodeReply&& reply) {
     Call& call = calls_[slot];
-    NodeCallback done;
-    if (reply) done = std::exchange(call.done, nullptr);
+    NodeCallback done = std::exchange(call.done, nullptr);
+    release_slot(slot);
+    if (done) done(std::move(reply));
+  }
+
+  // A reply callback of the call in `slot` ran without answering it (another reply of the
+  // call will).
+  void finish_call(std::uint32_t slot) { release_slot(slot); }
+
+  void release_slot(std::uint32_t slot) {
+    Call& call = calls_[slot];
     if (--call.replies_due == 0) {
       call.done = nullptr;
       free_calls_.push_back(slot);
     }
-    if (done) done(std::move(*reply));
   }
 
   // Closed: keep the contract (exactly once, never synchronously) without a connection,

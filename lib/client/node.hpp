@@ -50,7 +50,7 @@ struct NodeReply {
   std::vector<KeyHolder> holders;
 };
 
-using NodeCallback = std::function<void(NodeReply)>;
+using NodeCallback = std::function<void(NodeReply&&)>;
 
 /// How an acquire refused by another holder learns the holder's remaining TTL
 /// (NodeReply::remaining_ttl) where the node cannot answer it atomically with the refusal

@@ -33,12 +33,21 @@ struct RoundState {
 
   void reset(int nodes, int quorum_size, VoteRule vote_rule, bool all) {
     quorum.reset(nodes, quorum_size);
-    // Field by field: the outcomes the last round's caller left keep their strings'
-    // storage (run_round assigns the node names into it).
+    // Field by field, every field of NodeOutcome but the node's name: the outcomes the
+    // last round's caller left keep their strings' storage (run_round assigns the node
+    // names into it).
     auto outcomes = std::move(result.outcomes);
     if (outcomes.capacity() == 0) outcomes = take_spare_outcomes();  // the last round's Lock has it
     outcomes.resize(static_cast<std::size_t>(nodes));
-    for (auto& outcome : outcomes) outcome = NodeOutcome{std::move(outcome.node)};
+    for (auto& outcome : outcomes) {
+      outcome.status = NodeStatus::pending;
+      outcome.error = {};
+      outcome.detail.clear();
+      outcome.holder.clear();
+      outcome.remaining_ttl = std::chrono::milliseconds(-1);  // unknown
+      outcome.token = 0;
+      outcome.latency = {};
+    }
     auto max_tokens = std::move(result.max_tokens);
     max_tokens.clear();
     result = RoundResult{};
@@ -52,7 +61,7 @@ struct RoundState {
     releases.reset();
   }
 
-  void answered(std::size_t index, NodeReply reply) {
+  void answered(std::size_t index, NodeReply&& reply) {
     if (releases) releases->landed();
     --callbacks_left;
     // The decision's callback may make other nodes answer from inside it (a node closed
@@ -62,7 +71,7 @@ struct RoundState {
     if (--recording == 0 && callbacks_left == 0) recycle(this);
   }
 
-  void record(std::size_t index, NodeReply reply) {
+  void record(std::size_t index, NodeReply&& reply) {
     const auto now = core::Clock::now();
     if (!decided) return;  // already reported; a late reply changes nothing
     auto& outcome = result.outcomes[index];
@@ -264,7 +273,7 @@ void run_round(Engine& engine, SendToNode send, VoteRule rule,
   if (counts_releases) state->releases = engine.count_releases(n);
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     state->sent_at[i] = core::Clock::now();
-    send(*nodes[i], [state, i](NodeReply reply) { state->answered(i, std::move(reply)); });
+    send(*nodes[i], [state, i](NodeReply&& reply) { state->answered(i, std::move(reply)); });
   }
 }
 
