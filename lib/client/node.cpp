@@ -82,7 +82,7 @@ class RedisNode final : public Node {
                     std::chrono::milliseconds timeout, int tries, NodeCallback done) {
     if (!connection_) return answer_closed(std::move(done));
     const std::array<std::string_view, 1> keys{key};
-    const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
+    const std::array<std::string_view, 1> args{value};
     const std::uint32_t slot = open_call(std::move(done), 1);
     Call& call = calls_[slot];
     call.key.assign(key);
@@ -90,7 +90,8 @@ class RedisNode final : public Node {
     call.announce = announce;
     call.timeout = timeout;
     call.tries = tries;
-    connection_->eval(scripts::release(), keys, args, timeout,
+    connection_->eval(announce == Announce::yes ? scripts::release() : scripts::quiet_release(),
+                      keys, args, timeout,
                       [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); });
   }
 

@@ -14,9 +14,12 @@ namespace redlock::scripts {
 ///    another Redis type (another primitive of the family: family_scripts.hpp).
 const Script& acquire();
 
-/// KEYS: lock. ARGV: value. -> 1 if the key held value and was deleted (and the release
-/// was published), else 0.
+/// KEYS: lock. ARGV: value. -> 1 if the key held value and was deleted, and the release
+/// was published on the key's channel (value as the message) for waiters; else 0.
 const Script& release();
+
+/// release() without the announcement, for leftovers nobody waits for (a split vote's).
+const Script& quiet_release();
 
 /// KEYS: lock. ARGV: value, ttl_ms. -> 1 if the key held value and its TTL was set, else 0.
 /// A key that already expired is never re-created.

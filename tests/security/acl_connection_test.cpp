@@ -72,18 +72,27 @@ void expect_every_lock_script_works(TestLoop& loop, net::Connection& connection)
   EXPECT_GT(std::stoll(inspect.elements[0]), 10000);
   EXPECT_EQ(inspect.elements[1], "owner");
 
-  // "1": a holder's release, announced to waiters (the PUBLISH needs its own ACL right).
-  const Outcome release =
-      run_script(loop, connection, scripts::release(), {"lock:x"}, {"owner", "1"});
+  // A holder's release, announced to waiters (the PUBLISH needs its own ACL right).
+  const Outcome release = run_script(loop, connection, scripts::release(), {"lock:x"}, {"owner"});
   ASSERT_TRUE(release.ok()) << release.detail;
   EXPECT_EQ(release.integer, 1);
+
+  // A failed attempt's leftovers go without an announcement.
+  const Outcome leftover = run_script(loop, connection, scripts::acquire(),
+                                      {"lock:x", "lock:x:fence"}, {"leftover", "10000", "0"});
+  ASSERT_TRUE(leftover.ok()) << leftover.detail;
+  const Outcome quiet =
+      run_script(loop, connection, scripts::quiet_release(), {"lock:x"}, {"leftover"});
+  ASSERT_TRUE(quiet.ok()) << quiet.detail;
+  EXPECT_EQ(quiet.integer, 1);
 }
 
 TEST(Acl, LockUserRunsEveryLockScript) {
   RedisServer server(with_lock_user());
   TestLoop loop;
 
-  // Waiters subscribe to <key>:released; the release script publishes there.
+  // Waiters subscribe to <key>:released; the release script publishes there, the quiet
+  // release does not (a message "leftover" would come between the two "owner").
   std::vector<std::string> messages;
   auto subscriber = open(loop.get(), locker_url(server), [&](ConnectionOptions& options) {
     options.on_message = [&](const redisReply* message) {
