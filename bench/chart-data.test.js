@@ -54,3 +54,18 @@ test('latency: a line per percentile, the async driver in its own column', () =>
   assert.deepStrictEqual(lines.slice(1).map((l) => l[0]), ['p50', 'p90', 'p99', 'max']);
   assert.deepStrictEqual(lines[4], ['max', '?', '20.000', '?', '?', '?']);
 });
+
+test('a handoff row of bench/compare (no nodes, no locks) is in no column', () => {
+  const handoff = (workers) => JSON.stringify({
+    schema: 'redlock-bench/v1', bench: 'redlock-handoff-bench', label: `handoff-${workers}`, workers, run: 1,
+    ops_per_s: 200000, cpu_us_per_handoff: { total: 8 }, cpu_us_per_cycle: { total: 16 },
+  });
+  const rows = rowsOf([handoff(1), handoff(16), handoff(128), line('redlock-bench', 'distinct-16', 16, 5000, 0.3)]);
+  const [, one, sixteen, many] = table(throughputTable(rows));
+  assert.deepStrictEqual(one, ['1', '?', '?', '?', '?', '?']);
+  assert.deepStrictEqual(sixteen, ['16', '5000', '?', '?', '?', '?']);
+  assert.deepStrictEqual(many, ['128', '?', '?', '?', '?', '?']);
+  for (const w of [1, 128]) {
+    for (const l of table(latencyTable(rows, w)).slice(1)) assert.deepStrictEqual(l.slice(1), ['?', '?', '?', '?', '?']);
+  }
+});

@@ -130,6 +130,32 @@ out.push('× limit: the row\'s median over that of redlock-fanout-limit with as 
   'node-redlock row (auto-pipelined for the -async rows). Above 1 is more cycles/s, or more time or CPU.');
 out.push('');
 
+// --- the synchronous API's handoff ----------------------------------------------------
+// redlock-handoff-bench's rows: what Client::lock() and Lock::unlock() pay to reach the
+// loop thread and hear back, with no I/O, so a floor under the threads driver's client
+// CPU per cycle (two handoffs). Grouped by threads, whatever the label.
+const handoffs = rows.filter((r) => r.bench === 'redlock-handoff-bench');
+if (handoffs.length) {
+  const limitCycle = med('distinct-128', 'limit', 'cpu_us_per_cycle.total');
+  const hmed = (workers, path) => median(handoffs.filter((r) => r.workers === workers).map((r) => get(r, path)));
+  out.push('## The synchronous API\'s handoff (no I/O)');
+  out.push('');
+  out.push('| workers | handoffs/s | CPU µs/handoff | CPU µs/cycle (2 handoffs) | ctx switches/cycle | × limit client CPU/cycle (B = 128) |');
+  out.push('|---|---|---|---|---|---|');
+  for (const workers of [...new Set(handoffs.map((r) => r.workers))].sort((a, b) => a - b)) {
+    const cycle = hmed(workers, 'cpu_us_per_cycle.total');
+    out.push(`| ${workers} | ${fmt(hmed(workers, 'ops_per_s'), 0)} | ${fmt(hmed(workers, 'cpu_us_per_handoff.total'), 2)} | ` +
+      `${fmt(cycle)} | ${fmt(hmed(workers, 'client_ctx_switches_per_cycle.voluntary'))} | ${fmt(ratio(cycle, limitCycle), 2)} |`);
+  }
+  out.push('');
+  out.push('W threads each post an empty task to the library\'s LoopThread and wait on a semaphore the task posts, ' +
+    'as every synchronous call does; a lock+unlock cycle is two such handoffs. CPU is the whole process\'s ' +
+    '(callers and loop thread). × limit: the cycle\'s cost over the client CPU per cycle of redlock-fanout-limit ' +
+    `with 128 cycles in lockstep in the same run (${limitCycle == null ? 'not run here' : `${fmt(limitCycle)} µs`}); ` +
+    'the threads driver\'s target at 128 workers is ≤ 5 × that, I/O included.');
+  out.push('');
+}
+
 // --- targets ---------------------------------------------------------------------------
 out.push('## Targets');
 out.push('');

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "run_options.hpp"
+
 namespace redlock_limit {
 
 LimitOptions parse_limit_options(int argc, char** argv) {
@@ -27,12 +29,7 @@ LimitOptions parse_limit_options(int argc, char** argv) {
                  "B, the cycles in lockstep (each write carries B commands)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  app.add_option("--duration", options.duration_s, "Measured seconds")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--warmup", options.warmup_s, "Unmeasured seconds before the window")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  redlock_bench::add_window_options(app, options.duration_s, options.warmup_s);
   long long ttl_ms = options.ttl.count();
   app.add_option("--ttl", ttl_ms, "Lock TTL, ms")
       ->check(CLI::PositiveNumber)
@@ -41,8 +38,7 @@ LimitOptions parse_limit_options(int argc, char** argv) {
   app.add_option("--reply-timeout", timeout_ms, "How long a node may stay silent, ms")
       ->check(CLI::Range(1, 600'000))
       ->capture_default_str();
-  app.add_option("--label", options.label, "Copied into the output");
-  app.add_option("--run", options.run, "Run index, copied into the output");
+  redlock_bench::add_run_options(app, options.label, options.run);
 
   try {
     app.parse(argc, argv);

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "run_options.hpp"
+
 namespace redlock_bench {
 
 namespace {
@@ -87,12 +89,7 @@ Config parse_command_line(int argc, char** argv) {
   app.add_option("--workers,-w", config.workers, "Concurrent workers")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  app.add_option("--duration", config.duration_s, "Measured seconds")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--warmup", config.warmup_s, "Unmeasured seconds before the window")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  redlock_bench::add_window_options(app, config.duration_s, config.warmup_s);
   std::uint64_t ops = 0;
   auto* ops_option = app.add_option(
       "--ops", ops, "Instead of --duration: start N attempts in the window, wait for all");
@@ -142,8 +139,7 @@ Config parse_command_line(int argc, char** argv) {
   app.add_option("--pids", pids,
                  "Comma-separated pids of the nodes in node order (default: each node's INFO "
                  "server process_id)");
-  app.add_option("--label", config.label, "Copied into the output");
-  app.add_option("--run", config.run, "Run index, copied into the output");
+  redlock_bench::add_run_options(app, config.label, config.run);
   // Accepted so the peers' harness can pass its full command line; they do not apply to a
   // client with per-node deadlines of its own.
   std::string ignored_text;
