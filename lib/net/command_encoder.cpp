@@ -6,12 +6,12 @@
 namespace redlock::net {
 namespace {
 
+// Lengths and counts are short: compared, not divided.
 std::size_t decimal_digits(std::size_t number) noexcept {
-  std::size_t digits = 1;
-  while (number >= 10) {
-    number /= 10;
-    ++digits;
-  }
+  if (number < 10) return 1;
+  if (number < 100) return 2;
+  std::size_t digits = 3;
+  for (number /= 1000; number > 0; number /= 10) ++digits;
   return digits;
 }
 
@@ -19,6 +19,9 @@ char* write_line(char* at, char type, std::size_t number) noexcept {
   *at++ = type;
   if (number < 10) {
     *at++ = static_cast<char>('0' + number);  // the common case: short lengths and counts
+  } else if (number < 100) {
+    *at++ = static_cast<char>('0' + number / 10);
+    *at++ = static_cast<char>('0' + number % 10);
   } else {
     at = std::to_chars(at, at + 20, number).ptr;
   }
