@@ -26,21 +26,30 @@ Error moved_from_error(std::string_view action) {
   return Error(make_error_code(errc::not_held), std::string(action) + ": this Lock was moved from");
 }
 
+/// A release nobody waits for (the destructor's, a last retry). One named type: a lambda
+/// written inside start_unlock would be a new type in each of its instantiations.
+struct NobodyWaits {
+  void operator()(Result<detail::Released>) const noexcept {}
+};
+
 /// The release of unlock(), unlock_async() and the destructor: stops the watchdog and
 /// deletes our value everywhere. Owner-checked and idempotent, so a release that was not
 /// confirmed may be sent again. The caller counted it in releases_in_flight (before any
-/// hop to the loop thread); its answer uncounts it.
-void start_unlock(const std::shared_ptr<LockState>& state, detail::ReleaseDone done) {
+/// hop to the loop thread); its answer uncounts it. `done` (void(Result<Released>)) is
+/// taken as it is, not as a ReleaseDone: wrapped in another one with the state, it would
+/// no longer fit one in place.
+template <typename Done>
+void start_unlock(const std::shared_ptr<LockState>& state, Done done) {
   detail::stop_watchdog(*state);
   detail::start_release(
       state, state->engine->node_timeout(state->ttl()),
-      [state, done = std::move(done)](Result<detail::Released> released) {
+      [state, done = std::move(done)](Result<detail::Released> released) mutable {
         if (released) state->release = detail::ReleaseState::confirmed;
         const bool last = state->releases_in_flight.fetch_sub(1) == 1;
         if (!released && last && std::exchange(state->release_again_if_unconfirmed, false)) {
           // The handle is gone and left the last chance to this release: one more try.
           state->releases_in_flight.fetch_add(1);
-          start_unlock(state, [](Result<detail::Released>) {});
+          start_unlock(state, NobodyWaits{});
         }
         done(std::move(released));
       });
@@ -56,7 +65,7 @@ void release_for_destroyed_handle(const std::shared_ptr<LockState>& state) {
     return;
   }
   state->releases_in_flight.fetch_add(1);
-  start_unlock(state, [](Result<detail::Released>) {});
+  start_unlock(state, NobodyWaits{});
 }
 
 bool release_confirmed(const std::shared_ptr<LockState>& state) {
@@ -166,7 +175,7 @@ void Lock::unlock_async(std::function<void(Result<void>)> done) {
   state_->releases_in_flight.fetch_add(1);
   auto& engine = *state_->engine;
   if (engine.on_loop_thread()) return start_unlock(state_, std::move(deliver));
-  auto shared_deliver = std::make_shared<detail::ReleaseDone>(std::move(deliver));
+  auto shared_deliver = std::make_shared<decltype(deliver)>(std::move(deliver));
   const bool posted = engine.post(
       [state = state_, shared_deliver] { start_unlock(state, std::move(*shared_deliver)); });
   if (!posted) {

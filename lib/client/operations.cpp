@@ -193,23 +193,26 @@ class AcquireOperation final : public Cancellable,
     if (!engine_->accepting()) return finish(cancelled_error("lock " + quote_key(key_)));
     ++attempts_;
     if (watch_id_) engine_->notifier().attempt_started(*watch_id_);
-    auto value = core::new_lock_value();
+    attempt_value_ = core::new_lock_value();
     // A waiter sleeps until a single holder's key can expire, so it needs that TTL with
     // each refusal; a single attempt only reports it.
     const auto holder_ttl = timer_ ? HolderTtl::with_attempt : HolderTtl::after_refusal;
     run_round(
         *engine_,
         [&](Node& node, NodeCallback done) {
-          node.acquire(key_, value, options_.ttl, options_.fencing, holder_ttl, node_timeout_,
-                       std::move(done));
+          node.acquire(key_, attempt_value_, options_.ttl, options_.fencing, holder_ttl,
+                       node_timeout_, std::move(done));
         },
         vote_owner_action,
-        [self = shared_from_this(), value](RoundResult& round) mutable {
-          self->on_acquire_round(std::move(round), std::move(value));
+        // The value stays in the operation (one round at a time), so the closure is only
+        // the pointer std::function stores in place.
+        [self = shared_from_this()](RoundResult& round) {
+          self->on_acquire_round(std::move(round));
         });
   }
 
-  void on_acquire_round(RoundResult round, std::string value) {
+  void on_acquire_round(RoundResult round) {
+    std::string value = std::move(attempt_value_);
     // Cancelled while the attempt was on the wire: what it got is released.
     if (finished_) return release_leftovers(*engine_, key_, value, round, node_timeout_);
     if (round.cancelled && !engine_->open())
@@ -292,7 +295,8 @@ class AcquireOperation final : public Cancellable,
     observe_attempt(*engine_, key_, attempts_, round, {}, started_);
     auto state = std::make_shared<LockState>();
     state->engine = engine_;
-    state->resource = key_;
+    // The operation ends here (finish() reads the key from the state): moved, not copied.
+    state->resource = std::move(key_);
     state->value = std::move(value);
     state->token = token;
     state->nodes = std::move(round.outcomes);
@@ -405,7 +409,8 @@ class AcquireOperation final : public Cancellable,
   void finish(Result<std::shared_ptr<LockState>> result) {
     if (finished_) return;
     finished_ = true;
-    observe_acquire(*engine_, key_, attempts_, result ? std::error_code() : result.error().code(),
+    const std::string& key = result ? (*result)->resource : key_;
+    observe_acquire(*engine_, key, attempts_, result ? std::error_code() : result.error().code(),
                     started_);
     stop_link_.reset();
     // Leaving the queue may pass a wake this waiter held to the next one.
@@ -428,6 +433,7 @@ class AcquireOperation final : public Cancellable,
   TimerPtr timer_;  // only when waiting; closed in finish()
   std::optional<ReleaseNotifier::WaiterId> watch_id_;
   int attempts_ = 0;
+  std::string attempt_value_;        // of the attempt on the wire, until its round is decided
   std::optional<Error> last_error_;  // of the last failed attempt, while waiting for the next
   std::string last_holder_seen_;     // the holder the last failed attempt saw, if one
   milliseconds recheck_{0};

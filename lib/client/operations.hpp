@@ -14,6 +14,7 @@
 #include <redlock/result.hpp>
 
 #include "client/lock_state.hpp"
+#include "client/small_function.hpp"
 
 namespace redlock::detail {
 
@@ -26,7 +27,9 @@ struct Released {
   /// Only when nothing was deleted: the caller's "not held" error names each node's answer.
   std::vector<NodeOutcome> outcomes;
 };
-using ReleaseDone = std::function<void(Result<Released>)>;
+/// In place up to 48 bytes: the caller's own std::function and a lock's state, so that a
+/// release passed down through the unlock's bookkeeping allocates nothing.
+using ReleaseDone = SmallFunction<void(Result<Released>), 48>;
 /// A confirmed release round's outcomes as a Released: not_held and granted both vote
 /// "gone", only granted means a delete happened. The outcomes are copied only when no
 /// node deleted anything; otherwise they stay with the round, which reuses them.

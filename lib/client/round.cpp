@@ -26,7 +26,7 @@ struct RoundState {
   std::vector<core::Clock::time_point> sent_at;
   VoteRule rule = nullptr;
   bool wait_for_all = false;
-  std::function<void(RoundResult&)> decided;
+  RoundDecided decided;
   int callbacks_left = 0;
   int recording = 0;
   std::optional<Engine::ReleaseTally> releases;
@@ -247,9 +247,8 @@ std::string RoundResult::summary(const char* verb) const {
   return text;
 }
 
-void run_round(Engine& engine, SendToNode send, VoteRule rule,
-               std::function<void(RoundResult&)> decided, int quorum, bool wait_for_all,
-               bool counts_releases) {
+void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided decided, int quorum,
+               bool wait_for_all, bool counts_releases) {
   auto& nodes = engine.nodes();
   const int n = static_cast<int>(nodes.size());
   auto* state = new_round(n, quorum == 0 ? engine.quorum() : quorum, rule, wait_for_all);

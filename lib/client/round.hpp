@@ -16,6 +16,7 @@
 
 #include "client/function_ref.hpp"
 #include "client/node.hpp"
+#include "client/small_function.hpp"
 #include "core/quorum.hpp"
 #include "core/validity.hpp"
 
@@ -70,6 +71,10 @@ core::Vote vote_gone(NodeStatus status);          // granted or not_held both co
 /// Called once per node from inside run_round, never after it returns.
 using SendToNode = FunctionRef<void(Node& node, NodeCallback done)>;
 
+/// A round's decision callback: kept in place in the (reused) round state up to 96 bytes,
+/// enough for an engine, a keeper and the caller's own callback.
+using RoundDecided = SmallFunction<void(RoundResult&), 96>;
+
 /// Starts a round over every node of `engine` (loop thread). `decided` runs exactly once,
 /// on the loop thread, never from inside this call. It gets the result by reference: what
 /// it keeps it moves out, and what it leaves (the outcomes with their node names) the
@@ -77,8 +82,7 @@ using SendToNode = FunctionRef<void(Node& node, NodeCallback done)>;
 /// `wait_for_all` decides only when every node answered (status queries);
 /// `counts_releases`: the round sends releases, which the engine's shutdown waits for
 /// (Engine::count_release) until each node answered.
-void run_round(Engine& engine, SendToNode send, VoteRule rule,
-               std::function<void(RoundResult&)> decided, int quorum = 0, bool wait_for_all = false,
-               bool counts_releases = false);
+void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided decided, int quorum = 0,
+               bool wait_for_all = false, bool counts_releases = false);
 
 }  // namespace redlock::detail
