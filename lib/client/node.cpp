@@ -11,11 +11,26 @@
 
 #include "client/acquire_reply.hpp"
 #include "client/timer.hpp"
+#include "net/pipeline.hpp"
 #include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
 
 namespace {
+
+// The commands of the round being sent (FanOut), shared by the nodes of this thread.
+struct FanOutCommands {
+  int depth = 0;
+  net::SharedCommand set;            // SET key value NX PX ttl GET
+  net::SharedCommand pttl;           // PTTL key, a waiter's
+  net::SharedCommand release;        // EVALSHA of the release script
+  net::SharedCommand quiet_release;  // EVALSHA of the quiet release script
+};
+thread_local FanOutCommands fan_out;
+
+net::SharedCommand* shared(net::SharedCommand FanOutCommands::*command) noexcept {
+  return fan_out.depth == 1 ? &(fan_out.*command) : nullptr;
+}
 
 bool is_integer(const redisReply* reply, long long value) {
   return reply->type == REDIS_REPLY_INTEGER && reply->integer == value;
@@ -90,9 +105,11 @@ class RedisNode final : public Node {
     call.announce = announce;
     call.timeout = timeout;
     call.tries = tries;
-    connection_->eval(announce == Announce::yes ? scripts::release() : scripts::quiet_release(),
-                      keys, args, timeout,
-                      [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); });
+    const bool announced = announce == Announce::yes;
+    connection_->eval(
+        announced ? scripts::release() : scripts::quiet_release(), keys, args, timeout,
+        [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); },
+        shared(announced ? &FanOutCommands::release : &FanOutCommands::quiet_release));
   }
 
   void on_release_reply(std::uint32_t slot, const net::ReplyView& view) {
@@ -204,12 +221,14 @@ class RedisNode final : public Node {
     call.ttl_asked = with_ttl;
     call.ttl_answered = false;
     call.ttl = std::chrono::milliseconds(-1);
-    connection_->command(set, timeout,
-                         [this, slot](const net::ReplyView& view) { on_set_reply(slot, view); });
+    connection_->command(
+        set, timeout, [this, slot](const net::ReplyView& view) { on_set_reply(slot, view); },
+        shared(&FanOutCommands::set));
     if (with_ttl) {
       const std::array<std::string_view, 2> pttl{"PTTL", key};
-      connection_->command(pttl, timeout,
-                           [this, slot](const net::ReplyView& view) { on_ttl_reply(slot, view); });
+      connection_->command(
+          pttl, timeout, [this, slot](const net::ReplyView& view) { on_ttl_reply(slot, view); },
+          shared(&FanOutCommands::pttl));
     }
   }
 
@@ -447,6 +466,18 @@ void Node::run_family_script(const scripts::Script& script, std::span<const std:
 
 std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions options) {
   return std::make_unique<RedisNode>(loop, std::move(options));
+}
+
+FanOut::FanOut() noexcept {
+  if (++fan_out.depth != 1) return;
+  fan_out.set.clear();
+  fan_out.pttl.clear();
+  fan_out.release.clear();
+  fan_out.quiet_release.clear();
+}
+
+FanOut::~FanOut() {
+  --fan_out.depth;
 }
 
 NodeReply failed_call(const net::ReplyView& view) {

@@ -103,6 +103,18 @@ class Node {
 /// A Node over one libuv connection to a Redis master. Loop thread only.
 std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions options);
 
+/// Brackets the sends of one round (run_round) on the loop thread: while it lives, every
+/// node is asked the same thing with the same arguments, so the nodes made by
+/// make_redis_node encode each command once and copy it for the others
+/// (net::SharedCommand). A bracket inside another shares nothing.
+class FanOut {
+ public:
+  FanOut() noexcept;
+  ~FanOut();
+  FanOut(const FanOut&) = delete;
+  FanOut& operator=(const FanOut&) = delete;
+};
+
 /// The reply of a node where the key is of Redis type `redis_type`, i.e. in use as
 /// another kind of lock: redis_error with errc::wrong_kind and a detail naming the kind.
 NodeReply wrong_kind_reply(std::string_view redis_type);

@@ -270,6 +270,7 @@ void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided deci
   }
   state->callbacks_left = n;
   if (counts_releases) state->releases = engine.count_releases(n);
+  const FanOut fan_out;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     state->sent_at[i] = core::Clock::now();
     send(*nodes[i], [state, i](NodeReply&& reply) { state->answered(i, std::move(reply)); });

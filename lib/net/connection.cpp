@@ -131,16 +131,17 @@ class ConnectionImpl final : public Connection, private TransportSink {
   }
 
   void submit_command(std::span<const std::string_view> argv, std::chrono::milliseconds timeout,
-                      ReplyCallback&& callback) {
+                      ReplyCallback&& callback, SharedCommand* shared) {
     if (!admit(callback)) return;
-    submitted(pipeline_.command(argv, timeout, std::move(callback), uv_hrtime()));
+    submitted(pipeline_.command(argv, timeout, std::move(callback), uv_hrtime(), shared));
   }
 
   void submit_eval(const scripts::Script& script, std::span<const std::string_view> keys,
                    std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-                   ReplyCallback&& callback) {
+                   ReplyCallback&& callback, SharedCommand* shared) {
     if (!admit(callback)) return;
-    submitted(pipeline_.eval(script, keys, args, timeout, std::move(callback), uv_hrtime()));
+    submitted(
+        pipeline_.eval(script, keys, args, timeout, std::move(callback), uv_hrtime(), shared));
   }
 
   const Endpoint& endpoint() const noexcept { return options_.endpoint; }
@@ -660,14 +661,14 @@ void Connection::close() {
 }
 
 void Connection::command(std::span<const std::string_view> argv, std::chrono::milliseconds timeout,
-                         ReplyCallback callback) {
-  impl(this)->submit_command(argv, timeout, std::move(callback));
+                         ReplyCallback callback, SharedCommand* shared) {
+  impl(this)->submit_command(argv, timeout, std::move(callback), shared);
 }
 
 void Connection::eval(const scripts::Script& script, std::span<const std::string_view> keys,
                       std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-                      ReplyCallback callback) {
-  impl(this)->submit_eval(script, keys, args, timeout, std::move(callback));
+                      ReplyCallback callback, SharedCommand* shared) {
+  impl(this)->submit_eval(script, keys, args, timeout, std::move(callback), shared);
 }
 
 const Endpoint& Connection::endpoint() const noexcept {

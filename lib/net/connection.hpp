@@ -31,6 +31,8 @@ struct Script;
 
 namespace redlock::net {
 
+struct SharedCommand;
+
 struct ConnectionOptions {
   Endpoint endpoint;
   std::chrono::milliseconds connect_timeout{1000};
@@ -136,14 +138,15 @@ class Connection {
   void close();
 
   /// Sends argv (binary-safe). `timeout` counts from now, including time spent queued.
+  /// `shared`: the same command for several connections, encoded once (SharedCommand).
   void command(std::span<const std::string_view> argv, std::chrono::milliseconds timeout,
-               ReplyCallback callback);
+               ReplyCallback callback, SharedCommand* shared = nullptr);
 
   /// EVALSHA of `script`; on NOSCRIPT, transparently re-sends it as EVAL (same deadline,
   /// same callback), ahead of every command submitted after it that is not written yet.
   void eval(const scripts::Script& script, std::span<const std::string_view> keys,
             std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-            ReplyCallback callback);
+            ReplyCallback callback, SharedCommand* shared = nullptr);
 
   const Endpoint& endpoint() const noexcept;
   ConnectionState state() const noexcept;

@@ -67,14 +67,20 @@ std::optional<Completion> Pipeline::admit(ReplyCallback& callback,
 
 std::optional<Completion> Pipeline::command(std::span<const std::string_view> argv,
                                             std::chrono::milliseconds timeout,
-                                            ReplyCallback&& callback, std::uint64_t now) {
+                                            ReplyCallback&& callback, std::uint64_t now,
+                                            SharedCommand* shared) {
   if (argv.empty()) {
     return failure(std::move(callback), make_error_code(errc::invalid_argument),
                    options_.where + ": empty command");
   }
   if (auto refused = admit(callback, timeout)) return refused;
   const std::size_t begin = out_.size();
-  append_command(out_, argv);
+  if (shared != nullptr && !shared->bytes.empty()) {
+    out_.append(shared->bytes);
+  } else {
+    append_command(out_, argv);
+    if (shared != nullptr) shared->bytes.assign(out_, begin, std::string::npos);
+  }
   Entry& entry = enqueue(std::move(callback), timeout, out_.size() - begin, now);
   entry.script = nullptr;
   entry.command.assign(argv[0]);
@@ -86,7 +92,8 @@ std::optional<Completion> Pipeline::eval(const scripts::Script& script,
                                          std::span<const std::string_view> keys,
                                          std::span<const std::string_view> args,
                                          std::chrono::milliseconds timeout,
-                                         ReplyCallback&& callback, std::uint64_t now) {
+                                         ReplyCallback&& callback, std::uint64_t now,
+                                         SharedCommand* shared) {
   if (auto refused = admit(callback, timeout)) return refused;
   char numkeys[24];
   const auto numkeys_end = std::to_chars(numkeys, numkeys + sizeof numkeys, keys.size()).ptr;
@@ -102,11 +109,20 @@ std::optional<Completion> Pipeline::eval(const scripts::Script& script,
   const std::string_view head[] = {
       first_use ? "EVAL" : "EVALSHA", first_use ? script.source : std::string_view(script.sha1),
       std::string_view(numkeys, static_cast<std::size_t>(numkeys_end - numkeys))};
-  append_command(out_, {head, keys, args});
   // EVAL differs from EVALSHA only in its first two arguments, so the encoded rest
   // ("numkeys key... arg...") is kept to re-send the script on NOSCRIPT.
-  const std::size_t tail =
-      begin + array_header_size(argc) + bulk_size(head[0]) + bulk_size(head[1]);
+  std::size_t tail = 0;
+  if (!first_use && shared != nullptr && !shared->bytes.empty()) {
+    out_.append(shared->bytes);
+    tail = begin + shared->eval_tail;
+  } else {
+    append_command(out_, {head, keys, args});
+    tail = begin + array_header_size(argc) + bulk_size(head[0]) + bulk_size(head[1]);
+    if (!first_use && shared != nullptr) {
+      shared->bytes.assign(out_, begin, std::string::npos);
+      shared->eval_tail = tail - begin;
+    }
+  }
   Entry& entry = enqueue(std::move(callback), timeout, out_.size() - begin, now);
   entry.script = first_use ? nullptr : &script;  // EVAL cannot answer NOSCRIPT
   entry.command.assign(first_use ? "EVAL" : "EVALSHA");

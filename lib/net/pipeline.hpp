@@ -62,6 +62,18 @@ struct Completion {
   void run();
 };
 
+/// One command's encoding, made by the first pipeline that sends it and copied by the
+/// others: a lock round sends the same command to every node, and encoding it once per
+/// node was a sixth of the client's instructions per cycle. Whoever passes one to
+/// several commands vouches that they are the same command (the same arguments, byte for
+/// byte); clear() it before another.
+struct SharedCommand {
+  std::string bytes;          ///< empty until a pipeline encoded the command
+  std::size_t eval_tail = 0;  ///< an EVALSHA's: where "numkeys key... arg..." starts
+
+  void clear() noexcept { bytes.clear(); }
+};
+
 /// Frees a reply read by Pipeline::read(), into the pipeline's cache of reply objects.
 struct ReplyDeleter {
   ReplyCache* cache = nullptr;  ///< the pipeline's; it outlives every reply read from it
@@ -81,17 +93,20 @@ class Pipeline {
   /// Queues argv with a deadline `timeout` after `now`. A command that cannot be queued
   /// (empty, no time left, max_pending reached) is returned as the failure to deliver,
   /// and the caller delivers it later (never inside the submitting call).
+  /// With `shared`, the bytes come from it when another pipeline encoded the command
+  /// already, and go into it otherwise.
   std::optional<Completion> command(std::span<const std::string_view> argv,
                                     std::chrono::milliseconds timeout, ReplyCallback&& callback,
-                                    std::uint64_t now);
+                                    std::uint64_t now, SharedCommand* shared = nullptr);
 
   /// EVALSHA of `script` (which must outlive the command), or EVAL with its source the
-  /// first time this connection sends it; NOSCRIPT re-sends it as EVAL.
+  /// first time this connection sends it; NOSCRIPT re-sends it as EVAL. `shared` as for
+  /// command(), for the EVALSHA form only.
   std::optional<Completion> eval(const scripts::Script& script,
                                  std::span<const std::string_view> keys,
                                  std::span<const std::string_view> args,
                                  std::chrono::milliseconds timeout, ReplyCallback&& callback,
-                                 std::uint64_t now);
+                                 std::uint64_t now, SharedCommand* shared = nullptr);
 
   // --- bytes out ----------------------------------------------------------------------
 

@@ -487,5 +487,63 @@ TEST_F(PipelineTest, NoscriptRetriesKeepSubmissionOrderAmongQueuedCommands) {
   EXPECT_FALSE(later.error);
 }
 
+// A round's command for every node: the first pipeline encodes it into the shared
+// encoding, the next ones copy it (the caller vouches that it is the same command, so a
+// copy is taken even of bytes that differ: that is how the test sees a copy).
+TEST_F(PipelineTest, ASharedCommandIsEncodedByTheFirstPipelineAndCopiedByTheNext) {
+  const std::array<std::string_view, 3> argv{"SET", "lock", "v1"};
+  SharedCommand shared;
+  Outcome first;
+  ASSERT_FALSE(pipeline.command(argv, 100ms, record(first), now, &shared));
+  EXPECT_EQ(flush(), encode({"SET", "lock", "v1"}));
+  EXPECT_EQ(shared.bytes, encode({"SET", "lock", "v1"}));
+
+  Pipeline next(options());
+  Outcome second;
+  shared.bytes = encode({"SET", "lock", "copied"});
+  ASSERT_FALSE(next.command(argv, 100ms, record(second), now, &shared));
+  EXPECT_EQ(next.take_unsent(), encode({"SET", "lock", "copied"}));
+
+  shared.clear();
+  Outcome third;
+  ASSERT_FALSE(next.command(argv, 100ms, record(third), now, &shared));
+  EXPECT_EQ(shared.bytes, encode({"SET", "lock", "v1"})) << "cleared: encoded afresh";
+}
+
+// An EVALSHA shared by pipelines: a pipeline that sends the script for the first time
+// sends EVAL with its source and leaves the shared encoding alone; the others share the
+// EVALSHA, and one of them that meets NOSCRIPT resends the copied command as EVAL.
+TEST_F(PipelineTest, ASharedScriptCallIsAnEvalshaAndAFirstUseStaysAnEval) {
+  const std::array<std::string_view, 1> keys{"lock"};
+  const std::array<std::string_view, 1> args{"v1"};
+  const std::string eval = encode({"EVAL", release_script.source, "1", "lock", "v1"});
+  const std::string evalsha = encode({"EVALSHA", release_script.sha1, "1", "lock", "v1"});
+  SharedCommand shared;
+
+  Pipeline encoder(options());
+  Outcome ignored, also_ignored;
+  ASSERT_FALSE(encoder.eval(release_script, keys, args, 100ms, record(ignored), now, &shared));
+  EXPECT_EQ(encoder.take_unsent(), eval);
+  EXPECT_TRUE(shared.bytes.empty()) << "an EVAL is that connection's own";
+  encoder.take_unsent().clear();
+  ASSERT_FALSE(encoder.eval(release_script, keys, args, 100ms, record(also_ignored), now, &shared));
+  EXPECT_EQ(shared.bytes, evalsha);
+
+  Outcome first_use;
+  ASSERT_FALSE(pipeline.eval(release_script, keys, args, 100ms, record(first_use), now, &shared));
+  EXPECT_EQ(flush(), eval) << "this connection's first use is an EVAL, not the shared copy";
+  receive(":1\r\n");
+
+  Outcome copied;
+  ASSERT_FALSE(pipeline.eval(release_script, keys, args, 100ms, record(copied), now, &shared));
+  EXPECT_EQ(flush(), evalsha);
+  // A node that lost the script: the resend is built from the copied encoding's tail.
+  receive("-NOSCRIPT No matching script.\r\n");
+  EXPECT_EQ(flush(), eval);
+  receive(":1\r\n");
+  EXPECT_EQ(copied.calls, 1);
+  EXPECT_EQ(copied.value, "1");
+}
+
 }  // namespace
 }  // namespace redlock::net
