@@ -204,8 +204,8 @@ class AcquireOperation final : public Cancellable,
                        node_timeout_, std::move(done));
         },
         vote_owner_action,
-        // The value stays in the operation (one round at a time), so the closure is only
-        // the pointer std::function stores in place.
+        // The value stays in the operation (one round at a time): the closure holds only
+        // the operation.
         [self = shared_from_this()](RoundResult& round) {
           self->on_acquire_round(std::move(round));
         });
