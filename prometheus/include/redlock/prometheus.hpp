@@ -40,6 +40,9 @@ namespace redlock::prometheus {
 ///   redlock_locks_lost_total                   counter: locks the watchdog lost
 ///   redlock_node_up{node}                      gauge: 1 while the node's connection is up
 ///   redlock_node_reconnects_total{node}        counter: the node came back after down
+///                                              (a reconnect that a killed node's listen
+///                                              backlog accepted counts, and is followed
+///                                              by one more down: NodeEventKind)
 ///   redlock_node_events_total{node,event}      counter: down, connect_failed,
 ///                                              script_reloaded, overloaded
 ///
