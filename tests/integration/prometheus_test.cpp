@@ -32,14 +32,19 @@ class PrometheusTest : public test::LockNodesTest {
     if (at == std::string::npos) return -1;
     return std::stod(text.substr(at + series.size() + 2));
   }
-  /// Polls until `series` has `expected`, for at most 5 s.
-  bool eventually(const std::string& series, double expected) {
+  /// Polls until the value of `series` satisfies `holds`, for at most 5 s.
+  template <typename Predicate>
+  bool eventually_that(const std::string& series, Predicate holds) {
     const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (value(series) != expected) {
+    while (!holds(value(series))) {
       if (std::chrono::steady_clock::now() > deadline) return false;
       std::this_thread::sleep_for(5ms);
     }
     return true;
+  }
+  /// Polls until `series` has `expected`, for at most 5 s.
+  bool eventually(const std::string& series, double expected) {
+    return eventually_that(series, [expected](double v) { return v == expected; });
   }
 
   ::prometheus::Registry registry;
@@ -101,11 +106,8 @@ TEST_F(PrometheusTest, TheExpositionCountsRealLockTraffic) {
            cluster()[0].url() + "\"}";
   };
   cluster()[0].kill9();
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (value(event("connect_failed")) < 1 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(5ms);
-  }
-  ASSERT_GE(value(event("connect_failed")), 1) << exposition();
+  ASSERT_TRUE(eventually_that(event("connect_failed"), [](double v) { return v >= 1; }))
+      << exposition();
   EXPECT_EQ(value("redlock_node_up" + node), 0);
   const auto reconnects_before = std::max(0.0, value("redlock_node_reconnects_total" + node));
   cluster()[0].restart();
