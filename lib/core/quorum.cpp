@@ -21,7 +21,7 @@ void QuorumRound::reset(int nodes, int quorum) {
   grants_ = refusals_ = failures_ = 0;
   max_token_ = 0;
   decision_ = Decision::undecided;
-  grants_at_decision_ = refusals_at_decision_ = 0;
+  grants_at_decision_ = 0;
   max_token_at_decision_ = 0;
 }
 
@@ -53,7 +53,6 @@ Decision QuorumRound::record(int index, Vote vote, std::uint64_t token) {
     }
     if (decision_ != Decision::undecided) {
       grants_at_decision_ = grants_;
-      refusals_at_decision_ = refusals_;
       max_token_at_decision_ = max_token_;
     }
   }
@@ -61,8 +60,19 @@ Decision QuorumRound::record(int index, Vote vote, std::uint64_t token) {
 }
 
 FailureKind QuorumRound::failure_kind() const noexcept {
-  return refusals_at_decision_ > nodes() - quorum_ ? FailureKind::contention
-                                                   : FailureKind::unreachable;
+  return failures_ > nodes() - quorum_ ? FailureKind::unreachable : FailureKind::contention;
+}
+
+bool QuorumRound::settled() const noexcept {
+  switch (decision_) {
+    case Decision::reached:
+      return true;
+    case Decision::impossible:
+      return pending() == 0 || failures_ + pending() <= nodes() - quorum_;
+    case Decision::undecided:
+      break;
+  }
+  return false;
 }
 
 }  // namespace redlock::core

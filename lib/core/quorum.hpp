@@ -41,6 +41,12 @@ class QuorumRound {
   Decision decision() const noexcept { return decision_; }
   /// The votes counted when the decision was made (later votes excluded).
   int grants_at_decision() const noexcept { return grants_at_decision_; }
+  /// The round's result is final for its caller: reached, or impossible with its cause
+  /// known. A contention is final once the refusals alone rule a quorum out whatever the
+  /// nodes still pending answer; an unreachable quorum waits for every node (each has
+  /// its own deadline), so that its error lists every node's answer and a node that is
+  /// merely slow is not reported as down.
+  bool settled() const noexcept;
 
   int nodes() const noexcept { return static_cast<int>(votes_.size()); }
   int quorum() const noexcept { return quorum_; }
@@ -50,11 +56,12 @@ class QuorumRound {
   int pending() const noexcept { return nodes() - grants_ - refusals_ - failures_; }
   bool answered(int index) const noexcept;
 
-  /// Only meaningful once impossible: `contention` iff the nodes held by someone else
-  /// alone rule a quorum out (more than N - quorum refusals when decided), otherwise
-  /// `unreachable`: failed or silent nodes made the difference. (Deciding by failures
-  /// instead would call a partitioned majority "contention" whenever the reachable
-  /// minority held other clients' partial grants.)
+  /// Only meaningful once impossible: `unreachable` iff the nodes not failing cannot form
+  /// a quorum (more than N - quorum failures among the votes so far), otherwise
+  /// `contention`: a quorum was reachable and other holders' refusals made the
+  /// difference. So one node down out of five never turns a held lock into
+  /// "unreachable", and a partitioned majority (three nodes failing) is never called
+  /// contention, whatever the reachable minority answered.
   FailureKind failure_kind() const noexcept;
 
   /// The largest token among the grants counted at the decision (fencing: the counters
@@ -70,7 +77,6 @@ class QuorumRound {
   std::uint64_t max_token_ = 0;
   Decision decision_ = Decision::undecided;
   int grants_at_decision_ = 0;
-  int refusals_at_decision_ = 0;
   std::uint64_t max_token_at_decision_ = 0;
 };
 

@@ -20,4 +20,8 @@ std::chrono::milliseconds validity_left(Clock::time_point valid_until, Clock::ti
   return std::chrono::floor<std::chrono::milliseconds>(valid_until - now);
 }
 
+bool still_valid(Clock::time_point valid_until, Clock::time_point now) {
+  return valid_until > now && valid_until - now >= std::chrono::milliseconds(1);
+}
+
 }  // namespace redlock::core

@@ -29,4 +29,9 @@ Clock::time_point valid_until(Clock::time_point start, std::chrono::milliseconds
 /// toward negative infinity (never rounded up). Negative once expired.
 std::chrono::milliseconds validity_left(Clock::time_point valid_until, Clock::time_point now);
 
+/// Whether a lock valid until `valid_until` may still be acted on at `now`: at least a
+/// whole millisecond left, so that validity_left (what Lock::validity() reports) is 0
+/// exactly when it may not.
+bool still_valid(Clock::time_point valid_until, Clock::time_point now);
+
 }  // namespace redlock::core

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <numeric>
+#include <vector>
 
 namespace redlock::core {
 namespace {
@@ -81,18 +82,101 @@ TEST(QuorumRound, EveryAssignmentOfFiveNodesDecidesAcquiredIffGrantsReachQuorum)
         ASSERT_NE(decision, Decision::undecided);
         ASSERT_EQ(replies_needed, settling_step(replies, order, quorum))
             << "case " << code << ": decided later (or earlier) than the first settling reply";
-        if (decision == Decision::impossible) {
-          // Contention only when other holders alone rule a quorum out; when failed
-          // nodes made the difference it is infrastructure trouble.
-          ASSERT_EQ(round.failure_kind() == FailureKind::contention, round.refusals() > 5 - quorum)
-              << "case " << code;
-        }
         ++cases;
       }
       (void)failures;
     }
   }
   EXPECT_EQ(cases, 3 * 1024 * 3);
+}
+
+// What a node can do with any round, the last two being "no answer" in two ways: it
+// answers after every other node (a slow node: its answer arrives at its deadline as a
+// timeout) or never before the round is settled.
+enum class Answer { granted, held, error, timeout, pending };
+
+// Every assignment of the five answers over five nodes, each quorum of five nodes, and
+// three arrival orders (pending nodes always last, at their deadline): the round settles
+// at the first answer after which its result and its cause can no longer change, and the
+// cause is the one the whole assignment has: unreachable iff the nodes not failing (error,
+// timeout or no answer) cannot form a quorum, contention otherwise.
+TEST(QuorumRound, EveryOutcomePatternOfFiveNodesSettlesOnceItsCauseIsKnown) {
+  int patterns = 0;
+  for (int quorum = 3; quorum <= 5; ++quorum) {
+    for (int code = 0; code < 3125; ++code) {  // 5^5 assignments
+      std::array<Answer, 5> answers{};
+      int grants = 0;
+      int failing = 0;
+      for (int node = 0, rest = code; node < 5; ++node, rest /= 5) {
+        const auto answer = static_cast<Answer>(rest % 5);
+        answers[static_cast<std::size_t>(node)] = answer;
+        if (answer == Answer::granted) ++grants;
+        if (answer != Answer::granted && answer != Answer::held) ++failing;
+      }
+      const auto truth = failing > 5 - quorum ? FailureKind::unreachable : FailureKind::contention;
+      for (const std::array<int, 5>& order :
+           {std::array<int, 5>{0, 1, 2, 3, 4}, {4, 3, 2, 1, 0}, {2, 4, 1, 3, 0}}) {
+        std::vector<int> sequence;
+        for (int node : order) {
+          if (answers[static_cast<std::size_t>(node)] != Answer::pending) sequence.push_back(node);
+        }
+        for (int node : order) {
+          if (answers[static_cast<std::size_t>(node)] == Answer::pending) sequence.push_back(node);
+        }
+        QuorumRound round(5, quorum);
+        int settled_after = 0;
+        int seen_grants = 0;
+        int seen_failing = 0;
+        int oracle_after = 0;
+        for (std::size_t step = 0; step < sequence.size(); ++step) {
+          const auto answer = answers[static_cast<std::size_t>(sequence[step])];
+          const auto vote = answer == Answer::granted ? Vote::granted
+                            : answer == Answer::held  ? Vote::refused
+                                                      : Vote::failed;
+          if (answer == Answer::granted) ++seen_grants;
+          if (vote == Vote::failed) ++seen_failing;
+          round.record(sequence[step], vote);
+          const int pending = 5 - static_cast<int>(step) - 1;
+          // An oracle that sees only the answers so far: the result is known when the
+          // grants reach the quorum, or cannot; the cause when more answers cannot change
+          // it.
+          const bool result_known = seen_grants >= quorum || seen_grants + pending < quorum;
+          const bool cause_known =
+              seen_grants >= quorum || pending == 0 || seen_failing + pending <= 5 - quorum;
+          if (oracle_after == 0 && result_known && cause_known) oracle_after = int(step) + 1;
+          if (settled_after == 0 && round.settled()) settled_after = int(step) + 1;
+        }
+        ASSERT_EQ(settled_after, oracle_after) << "pattern " << code << " quorum " << quorum;
+        ASSERT_EQ(round.decision() == Decision::reached, grants >= quorum) << "pattern " << code;
+        if (round.decision() == Decision::impossible) {
+          // Replayed up to the settling answer only: the cause it reports then is final.
+          QuorumRound at_settle(5, quorum);
+          for (int step = 0; step < settled_after; ++step) {
+            const auto answer = answers[static_cast<std::size_t>(sequence[std::size_t(step)])];
+            at_settle.record(sequence[std::size_t(step)], answer == Answer::granted ? Vote::granted
+                                                          : answer == Answer::held  ? Vote::refused
+                                                                                    : Vote::failed);
+          }
+          ASSERT_TRUE(at_settle.settled());
+          ASSERT_EQ(at_settle.failure_kind(), truth) << "pattern " << code << " quorum " << quorum;
+        }
+        ++patterns;
+      }
+    }
+  }
+  EXPECT_EQ(patterns, 3 * 3125 * 3);
+}
+
+TEST(QuorumRound, OneNodeDownAndAHolderOnTheOthersIsContention) {
+  // The case a waiter meets most: one of five nodes down, another owner holding the key.
+  QuorumRound round(5, 3);
+  round.record(0, Vote::refused);
+  round.record(1, Vote::failed);
+  EXPECT_EQ(round.record(2, Vote::refused), Decision::impossible);
+  EXPECT_FALSE(round.settled()) << "two more failures would make it unreachable";
+  round.record(3, Vote::refused);
+  EXPECT_TRUE(round.settled());
+  EXPECT_EQ(round.failure_kind(), FailureKind::contention);
 }
 
 TEST(QuorumRound, DecisionSticksAndLateVotesAreIgnoredForIt) {
@@ -138,6 +222,11 @@ TEST(QuorumRound, PartitionedMajorityIsUnreachableEvenWithForeignGrantsOnTheMino
   round.record(0, Vote::refused);
   round.record(1, Vote::refused);
   EXPECT_EQ(round.record(2, Vote::failed), Decision::impossible);
+  EXPECT_FALSE(round.settled());
+  round.record(3, Vote::failed);
+  EXPECT_FALSE(round.settled()) << "an unreachable quorum's error lists every node";
+  round.record(4, Vote::failed);
+  EXPECT_TRUE(round.settled());
   EXPECT_EQ(round.failure_kind(), FailureKind::unreachable);
 }
 
