@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "client/acquire.hpp"
 #include "client/client_access.hpp"
 #include "client/engine.hpp"
 #include "client/family/held.hpp"
@@ -27,7 +28,8 @@ Result<Lock> LoweredPermitQuorum::acquire_permit(std::string_view key,
       *engine_, "acquire_permit",
       [engine = engine_, held = std::shared_ptr<const detail::Held>(std::move(held)),
        lock = options.lock](auto deliver) mutable {
-        detail::start_family_acquire(engine, std::move(held), std::move(lock), std::move(deliver));
+        detail::start_acquire(engine, detail::Kind::of(std::move(held)), std::move(lock),
+                              std::move(deliver));
       });
   if (!acquired) return std::move(acquired).error();
   return Lock(std::move(*acquired));

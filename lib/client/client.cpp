@@ -1,10 +1,10 @@
 #include <redlock/client.hpp>
 
+#include "client/acquire_call.hpp"
 #include "client/client_access.hpp"
 #include "client/engine.hpp"
 #include "client/operations.hpp"
 #include "client/sync_call.hpp"
-#include "client/user_callback.hpp"
 #include "core/validation.hpp"
 
 namespace redlock {
@@ -15,27 +15,6 @@ namespace {
 
 Error invalid(std::string_view what, const std::string& problem) {
   return Error(make_error_code(errc::invalid_argument), std::string(what) + ": " + problem);
-}
-
-// A lock_async() in one allocation: the task posted to the loop and the delivery handed
-// to the acquire carry only its address, which std::function stores in place (closures
-// that captured the key, options and a shared callback took three more). The delivery
-// frees it; it runs exactly once, since an operation delivers exactly once and a posted
-// task always runs (LoopThread::stop runs any left).
-struct LockAsyncRequest {
-  std::shared_ptr<detail::Engine> engine;
-  std::string key;
-  LockOptions options;
-  std::optional<Error> problem;
-  Client::LockCallback callback;
-};
-
-void deliver_lock(LockAsyncRequest* request, Result<std::shared_ptr<detail::LockState>> acquired) {
-  const std::unique_ptr<LockAsyncRequest> owned(request);
-  if (!acquired)
-    return detail::call_user("lock_async", owned->callback, std::move(acquired).error());
-  // A callback that throws has dropped the Lock by then, which releases it.
-  detail::call_user("lock_async", owned->callback, Lock(std::move(*acquired)));
 }
 
 }  // namespace
@@ -68,52 +47,27 @@ Result<Lock> Client::try_lock(std::string_view key, milliseconds ttl) {
   return lock(key, options);
 }
 
+namespace {
+
+/// The exclusive lock on `key`, or why `options` or the key are refused.
+Result<detail::Kind> exclusive_of(const detail::Engine& engine, std::string_view key,
+                                  const LockOptions& options) {
+  if (auto problem = core::check_key(key, engine.options().max_key_bytes))
+    return invalid("lock", *problem);
+  if (auto problem = detail::check_acquire_options(engine, "lock", options)) return *problem;
+  return detail::Kind::exclusive(std::string(key));
+}
+
+}  // namespace
+
 Result<Lock> Client::lock(std::string_view key, const LockOptions& options) {
-  if (auto problem = core::check_key(key, engine_->options().max_key_bytes))
-    return invalid("lock", *problem);
-  if (auto problem =
-          core::check_lock_options(options, engine_->options().node_timeout, engine_->drift())) {
-    return invalid("lock", *problem);
-  }
-  auto acquired = detail::call_sync<std::shared_ptr<detail::LockState>>(
-      *engine_, "lock", [engine = engine_, key = std::string(key), options](auto deliver) mutable {
-        detail::start_acquire(engine, std::move(key), std::move(options), std::move(deliver));
-      });
-  if (!acquired) return std::move(acquired).error();
-  return Lock(std::move(*acquired));
+  return detail::acquire_sync(engine_, "lock", exclusive_of(*engine_, key, options), options);
 }
 
 void Client::lock_async(std::string_view key, LockOptions options, LockCallback callback) {
-  // Nothing to report to: nothing is acquired (documented in the header).
-  if (!callback) return;
-  std::optional<Error> problem;
-  if (auto text = core::check_key(key, engine_->options().max_key_bytes)) {
-    problem = invalid("lock", *text);
-  } else if (auto text = core::check_lock_options(options, engine_->options().node_timeout,
-                                                  engine_->drift())) {
-    problem = invalid("lock", *text);
-  }
-  auto* request = new LockAsyncRequest{engine_, std::string(key), std::move(options),
-                                       std::move(problem), std::move(callback)};
-  auto deliver = [request](Result<std::shared_ptr<detail::LockState>> acquired) {
-    deliver_lock(request, std::move(acquired));
-  };
-  auto start = [request, deliver] {
-    if (request->problem) return deliver_lock(request, std::move(*request->problem));
-    // Nothing of `request` is used after this call: it may have delivered (and freed it)
-    // before returning.
-    const auto engine = request->engine;
-    detail::start_acquire(engine, std::move(request->key), std::move(request->options), deliver);
-  };
-  // On the loop thread (a callback chaining its next acquisition) the acquire starts
-  // here: its commands go out with this turn's, not one turn of the loop later. Its
-  // callback still never runs inside this call, so a callback that retries at once does
-  // not nest: a node answers on a later turn even when it fails at once (a connection
-  // defers its failures, a closed node answers on the next turn). A problem found above
-  // is delivered from the loop, like every other answer.
-  if (!request->problem && engine_->on_loop_thread() && engine_->accepting()) return start();
-  const bool posted = engine_->post(std::move(start));
-  if (!posted) deliver_lock(request, detail::cancelled_error("lock " + detail::quote_key(key)));
+  auto kind = exclusive_of(*engine_, key, options);
+  detail::acquire_async(engine_, "lock", key, std::move(kind), std::move(options),
+                        std::move(callback));
 }
 
 Result<std::vector<NodeOutcome>> Client::status(std::string_view key) {
@@ -158,7 +112,8 @@ Result<milliseconds> Client::extend(std::string_view key, std::string_view value
       *engine_, "extend",
       [engine = engine_, key = std::string(key), value = std::string(value),
        ttl](auto deliver) mutable {
-        detail::start_extend(engine, std::move(key), std::move(value), ttl, std::move(deliver));
+        detail::start_extend(engine, nullptr, std::move(key), std::move(value), ttl,
+                             std::move(deliver));
       });
   if (!extended) return std::move(extended).error();
   return core::validity_left(*extended, core::Clock::now());

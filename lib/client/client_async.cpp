@@ -76,7 +76,7 @@ void Client::extend_async(std::string_view key, std::string_view value, millisec
       *engine_, "extend_async", quoted("extend", key), std::move(problem),
       [engine = engine_, key = std::string(key), value = std::string(value),
        ttl](auto deliver) mutable {
-        detail::start_extend(engine, std::move(key), std::move(value), ttl,
+        detail::start_extend(engine, nullptr, std::move(key), std::move(value), ttl,
                              [deliver](Result<core::Clock::time_point> extended) {
                                if (!extended) return deliver(std::move(extended).error());
                                deliver(core::validity_left(*extended, core::Clock::now()));

@@ -3,7 +3,6 @@
 #include <redlock/lock.hpp>
 
 #include "client/engine.hpp"
-#include "client/family/held.hpp"
 #include "client/lock_extension.hpp"
 #include "client/lock_state.hpp"
 #include "client/operations.hpp"

@@ -1,7 +1,6 @@
 #include "client/lock_extension.hpp"
 
 #include "client/engine.hpp"
-#include "client/family/held.hpp"
 #include "client/lock_state.hpp"
 
 namespace redlock::detail {
@@ -41,10 +40,10 @@ void extend_lock(const std::shared_ptr<LockState>& lock, std::optional<milliseco
   const auto& engine = lock->engine;
   const auto ttl = requested.value_or(lock->ttl());
   const auto start = Clock::now();
-  if (lock->valid_until() <= start) {
+  if (!core::still_valid(lock->valid_until(), start)) {
     // Our value may still sit on the nodes (the drift allowance), but the validity the
-    // caller was promised is over: extending now could revive a lock that another client
-    // was entitled to take.
+    // caller was promised is over (Lock::validity() says 0 from the last millisecond on):
+    // extending now could revive a lock that another client was entitled to take.
     done(Error(make_error_code(errc::not_held),
                "extend " + key + ": the lock expired " +
                    std::to_string(-core::validity_left(lock->valid_until(), start).count()) +

@@ -177,6 +177,17 @@ class RedisNode final : public Node {
            });
   }
 
+  // A family release is re-sent like the exclusive one (send_release): owner-checked and
+  // idempotent, it must reach a node that missed it, or the node keeps our entry until
+  // its TTL ends.
+  void release_by_script(const scripts::Script& script, std::span<const std::string_view> keys,
+                         std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+                         FamilyInterpreter interpret, NodeCallback done) override {
+    send_script_release(script, std::vector<std::string>(keys.begin(), keys.end()),
+                        std::vector<std::string>(args.begin(), args.end()), timeout, interpret, 0,
+                        std::move(done));
+  }
+
   void close() override {
     unsent_releases_.clear();
     retry_timer_.reset();
@@ -402,21 +413,62 @@ class RedisNode final : public Node {
     std::chrono::milliseconds timeout;
     std::chrono::steady_clock::time_point given_up_at;
     int tries;
+    // A family release: its script with every key and argument (key and value unused).
+    const scripts::Script* script = nullptr;
+    std::vector<std::string> script_keys;
+    std::vector<std::string> script_args;
+    FamilyInterpreter interpret = nullptr;
   };
+
+  void send_script_release(const scripts::Script& script, std::vector<std::string> keys,
+                           std::vector<std::string> args, std::chrono::milliseconds timeout,
+                           FamilyInterpreter interpret, int tries, NodeCallback done) {
+    if (!connection_) return answer_closed(std::move(done));
+    const std::vector<std::string_view> key_views(keys.begin(), keys.end());
+    const std::vector<std::string_view> arg_views(args.begin(), args.end());
+    auto release = std::make_shared<UnsentRelease>();
+    release->timeout = timeout;
+    release->tries = tries;
+    release->script = &script;
+    release->script_keys = std::move(keys);
+    release->script_args = std::move(args);
+    release->interpret = interpret;
+    submit(
+        script, key_views, arg_views, timeout,
+        [this, release, done = std::move(done)](const net::ReplyView& view) {
+          NodeReply reply = view.error ? failed_call(view) : release->interpret(view.reply, where_);
+          if (reply.status == NodeStatus::connection_error || reply.status == NodeStatus::timeout ||
+              (reply.status == NodeStatus::redis_error && reply.error != errc::wrong_kind)) {
+            ++release->tries;
+            remember(std::move(*release), reply.status != NodeStatus::connection_error);
+          }
+          done(std::move(reply));
+        });
+  }
 
   // `retry_soon`: the node answered (an error) or not at all while connected; else it is
   // unreachable and the release waits for the reconnect. A node that keeps failing the
   // release (a replica: READONLY) is given up on after a few tries, not retried forever.
   void remember_release(std::string key, std::string value, Announce announce,
                         std::chrono::milliseconds timeout, int tries, bool retry_soon) {
-    if (tries > max_release_tries) return;
+    UnsentRelease release;
+    release.key = std::move(key);
+    release.value = std::move(value);
+    release.announce = announce;
+    release.timeout = timeout;
+    release.tries = tries;
+    remember(std::move(release), retry_soon);
+  }
+
+  void remember(UnsentRelease release, bool retry_soon) {
+    if (release.tries > max_release_tries) return;
     // Bounded: a node that stays away must not grow memory. The oldest are the likeliest
     // to have expired by themselves.
     if (unsent_releases_.size() >= max_unsent_releases) {
       unsent_releases_.erase(unsent_releases_.begin());
     }
-    unsent_releases_.push_back({std::move(key), std::move(value), announce, timeout,
-                                std::chrono::steady_clock::now() + max_ttl_kept, tries});
+    release.given_up_at = std::chrono::steady_clock::now() + max_ttl_kept;
+    unsent_releases_.push_back(std::move(release));
     if (!connection_ || !retry_soon) return;
     if (!retry_timer_) retry_timer_ = Timer::create(loop_);
     retry_timer_->start(release_retry_interval, [this] { resend_releases(); });
@@ -427,6 +479,12 @@ class RedisNode final : public Node {
     auto releases = std::exchange(unsent_releases_, {});
     for (auto& release : releases) {
       if (release.given_up_at < now) continue;
+      if (release.script != nullptr) {
+        send_script_release(*release.script, std::move(release.script_keys),
+                            std::move(release.script_args), release.timeout, release.interpret,
+                            release.tries, [](NodeReply) {});
+        continue;
+      }
       send_release(release.key, release.value, release.announce, release.timeout, release.tries,
                    [](NodeReply) {});
     }

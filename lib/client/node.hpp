@@ -95,6 +95,16 @@ class Node {
                                  std::chrono::milliseconds timeout, FamilyInterpreter interpret,
                                  NodeCallback done);
 
+  /// A release by a family script: as run_family_script, and like release() sent again
+  /// after a reconnect (or a retry interval) when it may not have reached the node.
+  virtual void release_by_script(const scripts::Script& script,
+                                 std::span<const std::string_view> keys,
+                                 std::span<const std::string_view> args,
+                                 std::chrono::milliseconds timeout, FamilyInterpreter interpret,
+                                 NodeCallback done) {
+    run_family_script(script, keys, args, timeout, interpret, std::move(done));
+  }
+
   /// Fails every pending call with cancelled and stops reconnecting. Calls made
   /// afterwards are answered cancelled too, exactly once, on a later loop turn.
   virtual void close() = 0;

@@ -19,6 +19,8 @@
 namespace redlock::detail {
 
 class Engine;
+struct Held;
+struct LockState;
 
 using AcquireDone = std::function<void(Result<std::shared_ptr<LockState>>)>;
 using ExtendDone = std::function<void(Result<core::Clock::time_point>)>;
@@ -36,23 +38,27 @@ using ReleaseDone = SmallFunction<void(Result<Released>), 48>;
 Released released_from(const std::vector<NodeOutcome>& outcomes);
 using StatusDone = std::function<void(Result<std::vector<NodeOutcome>>)>;
 
-/// Acquire with retries until `options.wait` (validated by the caller).
-void start_acquire(const std::shared_ptr<Engine>& engine, std::string key, LockOptions options,
-                   AcquireDone done);
-
-/// Owner-checked PEXPIRE of `key` to `ttl` on all nodes. On success, the new valid_until
+/// Owner-checked extension of `key` (what `held` holds there; the exclusive lock when
+/// null) to `ttl` on all nodes, with that kind's quorum. On success, the new valid_until
 /// measured from this round's start.
-void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
-                  std::chrono::milliseconds ttl, ExtendDone done);
+void start_extend(const std::shared_ptr<Engine>& engine, std::shared_ptr<const Held> held,
+                  std::string key, std::string value, std::chrono::milliseconds ttl,
+                  ExtendDone done);
+/// The same for whatever `lock` holds.
+void start_extend(const LockState& lock, std::chrono::milliseconds ttl, ExtendDone done);
 
-/// Owner-checked delete on all nodes; decided once a quorum no longer holds `value`.
+/// Owner-checked delete on all nodes, announced to waiters; decided once no quorum can
+/// still hold `value`. `held` (null: the exclusive lock) and the key and value are kept
+/// alive by `keeper` (a lock's state), not copied.
+void start_release(const std::shared_ptr<Engine>& engine, std::shared_ptr<const void> keeper,
+                   const Held* held, const std::string& key, const std::string& value,
+                   std::chrono::milliseconds node_timeout, ReleaseDone done);
+/// The exclusive lock's `key` held by `value`.
 void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
                    std::chrono::milliseconds node_timeout, ReleaseDone done);
-/// The same for a key and value that `keeper` keeps alive (a lock's state), without
-/// copying them.
-void start_release(const std::shared_ptr<Engine>& engine, std::shared_ptr<const void> keeper,
-                   const std::string& key, const std::string& value,
-                   std::chrono::milliseconds node_timeout, ReleaseDone done);
+/// Whatever `lock` holds.
+void start_release(const std::shared_ptr<LockState>& lock, std::chrono::milliseconds node_timeout,
+                   ReleaseDone done);
 
 /// Every node's view of `key` (waits for all, each up to its deadline).
 void start_status(const std::shared_ptr<Engine>& engine, std::string key,

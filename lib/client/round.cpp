@@ -85,8 +85,8 @@ struct RoundState {
     if (reply.status == NodeStatus::cancelled) result.cancelled = true;
     const auto decision = quorum.record(static_cast<int>(index), rule(reply.status), reply.token);
     if (reply.status == NodeStatus::granted) merge_tokens(reply.tokens);
-    const bool settled =
-        wait_for_all ? quorum.pending() == 0 : decision != core::Decision::undecided;
+    (void)decision;
+    const bool settled = wait_for_all ? quorum.pending() == 0 : quorum.settled();
     if (settled) report(now);
   }
 
@@ -142,6 +142,17 @@ void recycle(RoundState* state) {
 }
 
 }  // namespace
+
+std::optional<Error> wrong_kind_error(const RoundResult& round, FunctionRef<std::string()> what) {
+  for (const auto& outcome : round.outcomes) {
+    if (outcome.error != errc::wrong_kind) continue;
+    return Error(make_error_code(errc::wrong_kind),
+                 what() + ": on " + outcome.node + " " + outcome.detail +
+                     "; a key serves one kind of lock, use another name",
+                 round.outcomes);
+  }
+  return std::nullopt;
+}
 
 core::Vote vote_owner_action(NodeStatus status) {
   switch (status) {

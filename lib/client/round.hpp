@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,11 @@ struct RoundResult {
   /// "2 of 5 nodes granted (quorum 3); <node>: held (ttl 912 ms); <node>: timeout (...)"
   std::string summary(const char* verb) const;
 };
+
+/// errc::wrong_kind naming the node and what the key is there, when some node of `round`
+/// reported the key as another primitive; `what()` starts the message ("lock \"k\""),
+/// made only then (an acquire checks every round).
+std::optional<Error> wrong_kind_error(const RoundResult& round, FunctionRef<std::string()> what);
 
 /// How a node's status counts toward the quorum.
 using VoteRule = core::Vote (*)(NodeStatus);

@@ -8,8 +8,29 @@ namespace {
 // Shared by every family script: the key's type check and the node's clock in ms. TIME
 // makes a script non-deterministic; Redis 5 and later replicate a script's effects, not
 // the script, so that is allowed (and the holder's expiry stays on this node's clock).
+// The right Redis type is not enough: an application's own sorted set or hash under the
+// name would be purged as expired holders. A key of ours always has an expiry (each
+// entry added moves it to the last holder's end), and every entry is a lock value or
+// intent id (32 lowercase hex digits, core::new_lock_value), in a hash behind its role's
+// "r:", "w:" or "i:", with its expiry in whole node ms. Anything else is answered as
+// another kind and left untouched.
 constexpr std::string_view prelude = R"lua(
 local kind = redis.call('TYPE', KEYS[1])['ok']
+local function ours(entries, roles)
+  if redis.call('PTTL', KEYS[1]) < 0 then return false end
+  for n = 1, #entries, 2 do
+    local name = entries[n]
+    if roles then
+      if not string.find(name, '^[rwi]:') then return false end
+      name = string.sub(name, 3)
+    end
+    if #name ~= 32 or string.find(name, '[^0-9a-f]') or
+       not string.find(entries[n + 1], '^%d+$') then
+      return false
+    end
+  end
+  return true
+end
 local function wrong_kind(allowed)
   if kind ~= 'none' and kind ~= allowed then return {-1, kind} end
   return nil
@@ -24,6 +45,9 @@ end
 constexpr std::string_view semaphore_common = R"lua(
 local bad = wrong_kind('zset')
 if bad then return bad end
+if kind == 'zset' and not ours(redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES'), false) then
+  return {-1, kind}
+end
 local now = now_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local function expire_with_last()
@@ -63,10 +87,14 @@ return {0}
 constexpr std::string_view rw_common = R"lua(
 local bad = wrong_kind('hash')
 if bad then return bad end
+local fields = {}
+if kind == 'hash' then
+  fields = redis.call('HGETALL', KEYS[1])
+  if not ours(fields, true) then return {-1, kind} end
+end
 local now = now_ms()
 local live = {r = {}, w = {}, i = {}}
 local longest = 0
-local fields = redis.call('HGETALL', KEYS[1])
 for n = 1, #fields, 2 do
   local expiry = tonumber(fields[n + 1])
   if expiry <= now then
@@ -149,6 +177,8 @@ return {1}
 // nothing another script could observe. Roles: "o" an exclusive lock's owner (ms left is
 // its PTTL, -1 without expiry), "p" a permit, "w" the writer, "r" a reader, "i" a waiting
 // writer's intent; writers, readers and intents each ordered by value, permits by expiry.
+// A sorted set or hash that is not ours answers "<type> of other data", which no lock kind
+// is, rather than passing the application's entries off as holders.
 constexpr std::string_view key_inspect_body = R"lua(
 local out = {kind}
 local function add(role, value, left)
@@ -161,6 +191,13 @@ if kind == 'string' then
   return out
 end
 if kind ~= 'zset' and kind ~= 'hash' then return out end
+local fields
+if kind == 'zset' then
+  fields = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+else
+  fields = redis.call('HGETALL', KEYS[1])
+end
+if not ours(fields, kind == 'hash') then return {kind .. ' of other data'} end
 local now = now_ms()
 if kind == 'zset' then
   local live = redis.call('ZRANGEBYSCORE', KEYS[1], string.format('(%.0f', now), '+inf',
@@ -169,7 +206,6 @@ if kind == 'zset' then
   return out
 end
 local roles = {w = {}, r = {}, i = {}}
-local fields = redis.call('HGETALL', KEYS[1])
 for n = 1, #fields, 2 do
   local expiry = tonumber(fields[n + 1])
   local list = roles[string.sub(fields[n], 1, 1)]
@@ -188,7 +224,9 @@ return out
 // key sets exclude each other key by key), taken all or none on this node. With fencing
 // (ARGV[3] == '1') KEYS holds the n lock keys and then their n fence counters, the same
 // counters the single-key lock raises, so tokens of a key grow across both kinds of
-// holder; the grant is {1, 0, token of key 1, ..., token of key n}.
+// holder; the grant is {1, 0, token of key 1, ..., token of key n}. A string without an
+// expiry is no lock's (every lock is SET with PX): the application's, another kind. Its
+// value is not judged, since a key may be held by another Redlock client's value.
 constexpr std::string_view multi_acquire_source = R"lua(
 local fencing = ARGV[3] == '1'
 local n = #KEYS
@@ -199,7 +237,9 @@ for i = 1, n do
     return {-1, redis.call('TYPE', KEYS[i])['ok'], KEYS[i]}
   end
   if holder then
-    return {0, redis.call('PTTL', KEYS[i]), holder, 'key', KEYS[i]}
+    local left = redis.call('PTTL', KEYS[i])
+    if left < 0 then return {-1, 'string', KEYS[i]} end
+    return {0, left, holder, 'key', KEYS[i]}
   end
 end
 for i = 1, n do

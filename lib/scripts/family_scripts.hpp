@@ -8,6 +8,10 @@
 //   read-write lock                     a hash: "r:<value>" readers, "w:<value>" the
 //                                       writer, "i:<id>" waiting writers' intents ->
 //                                       expiry (node ms)
+// Such a key always has an expiry and holds nothing but entries of that shape, values
+// being lock values (core::new_lock_value); a sorted set or hash of any other content is
+// the application's, and the scripts answer it {-1, type} without touching it, as a
+// key set does a string without expiry.
 // Every script answers an array whose first element says what happened:
 //   {1, token}                 granted (token: a writer's fencing counter, else 0)
 //   {1, 0, t1, ..., tn}        key set granted with fencing: one token per key
@@ -47,12 +51,14 @@ const Script& rw_fence();
 /// KEYS: any key. -> {type, role, value, ms left, ...} of its live holders, whatever lock
 /// uses it: "o" an exclusive lock's owner, "p" a permit, "w" the writer, "r" a reader,
 /// "i" a waiting writer's intent. Reads only; the one script whose reply does not start
-/// with a number, and the one that never answers {-1, type}.
+/// with a number, and the one that never answers {-1, type}. A sorted set or hash that is
+/// not a lock's answers {"zset of other data"} or {"hash of other data"}.
 const Script& key_inspect();
 
 /// KEYS: the locks (then, with fencing, their fence counters in the same order). ARGV:
 /// value, ttl_ms, fencing ("1"/"0"). SET PX of every key iff none is held here; with
-/// fencing each counter is incremented and the grant carries the n tokens.
+/// fencing each counter is incremented and the grant carries the n tokens. A string
+/// without expiry answers {-1, "string", key}.
 const Script& multi_acquire();
 /// KEYS: the locks. ARGV: value, ttl_ms. PEXPIRE of every key iff all still hold value.
 const Script& multi_extend();

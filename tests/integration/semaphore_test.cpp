@@ -12,6 +12,7 @@
 
 #include <redlock/redlock.hpp>
 
+#include "client/acquire.hpp"
 #include "client/engine.hpp"
 #include "client/family/held.hpp"
 #include "client/sync_call.hpp"
@@ -106,7 +107,7 @@ TEST_F(SemaphoreTest, AnExpiredHoldersExtendIsRefusedByEveryNodeAndRevivesNothin
   held->quorum = 3;
   auto state = detail::call_sync<std::shared_ptr<detail::LockState>>(
       *engine, "acquire", [engine, held](auto deliver) {
-        detail::start_family_acquire(engine, held, {.ttl = 200ms}, std::move(deliver));
+        detail::start_acquire(engine, detail::Kind::of(held), {.ttl = 200ms}, std::move(deliver));
       });
   ASSERT_TRUE(state) << state.error().message();
   std::this_thread::sleep_for(300ms);
@@ -254,7 +255,7 @@ class SemaphoreQuorumBoundTest : public SemaphoreTest {
     held->quorum = quorum;
     return detail::call_sync<std::shared_ptr<detail::LockState>>(
         *engine, "acquire", [engine, held](auto deliver) {
-          detail::start_family_acquire(engine, held, {.ttl = 10s}, std::move(deliver));
+          detail::start_acquire(engine, detail::Kind::of(held), {.ttl = 10s}, std::move(deliver));
         });
   }
 

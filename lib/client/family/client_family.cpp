@@ -5,6 +5,7 @@
 
 #include <redlock/client.hpp>
 
+#include "client/acquire_call.hpp"
 #include "client/async_call.hpp"
 #include "client/engine.hpp"
 #include "client/family/held.hpp"
@@ -31,8 +32,8 @@ Result<std::shared_ptr<const detail::Held>> permit_of(const detail::Engine& engi
                                                       const SemaphoreOptions& options) {
   if (auto problem = core::check_key(key, engine.options().max_key_bytes))
     return invalid_permit(*problem);
-  if (auto problem = core::check_lock_options(options.lock, engine.options().node_timeout))
-    return invalid_permit(*problem);
+  if (auto problem = detail::check_acquire_options(engine, "acquire_permit", options.lock))
+    return *problem;
   if (options.lock.fencing) {
     return invalid_permit(
         "fencing: semaphore permits carry no fencing token (K holders at once have no order "
@@ -60,8 +61,9 @@ Result<std::shared_ptr<const detail::Held>> rw_of(const detail::Engine& engine,
     return Error(make_error_code(errc::invalid_argument), what + problem);
   };
   if (auto problem = core::check_key(key, engine.options().max_key_bytes)) return invalid(*problem);
-  if (auto problem = core::check_lock_options(options, engine.options().node_timeout))
-    return invalid(*problem);
+  if (auto problem =
+          detail::check_acquire_options(engine, writer ? "write_lock" : "read_lock", options))
+    return *problem;
   if (!writer && options.fencing) {
     return invalid(
         "fencing: readers carry no fencing token (they share; only writers are ordered)");
@@ -73,8 +75,11 @@ Result<std::shared_ptr<const detail::Held>> rw_of(const detail::Engine& engine,
   if (writer) {
     held->intent = core::new_lock_value();
     const auto& client = engine.options();
-    held->intent_ttl = std::clamp<milliseconds>(4 * (client.retry_delay + client.retry_jitter),
-                                                milliseconds(250), options.ttl);
+    // Long enough to outlive the retries between two attempts, never longer than the
+    // lock's own TTL (a ttl below 250 ms makes that the bound).
+    held->intent_ttl = std::min<milliseconds>(
+        std::max<milliseconds>(4 * (client.retry_delay + client.retry_jitter), milliseconds(250)),
+        options.ttl);
   }
   return std::shared_ptr<const detail::Held>(std::move(held));
 }
@@ -87,8 +92,7 @@ Result<std::shared_ptr<const detail::Held>> keys_of(const detail::Engine& engine
     return Error(make_error_code(errc::invalid_argument), "lock_all: " + problem);
   };
   if (keys.empty()) return invalid("keys: the key list is empty");
-  if (auto problem = core::check_lock_options(options, engine.options().node_timeout))
-    return invalid(*problem);
+  if (auto problem = detail::check_acquire_options(engine, "lock_all", options)) return *problem;
   std::unordered_set<std::string_view> seen;
   for (const auto& key : keys) {
     if (auto problem = core::check_key(key, engine.options().max_key_bytes))
@@ -105,33 +109,9 @@ Result<std::shared_ptr<const detail::Held>> keys_of(const detail::Engine& engine
   return std::shared_ptr<const detail::Held>(std::move(held));
 }
 
-Result<Lock> acquire_held(const std::shared_ptr<detail::Engine>& engine, std::string_view what,
-                          Result<std::shared_ptr<const detail::Held>> held,
-                          const LockOptions& options) {
+Result<detail::Kind> kind_of(Result<std::shared_ptr<const detail::Held>> held) {
   if (!held) return std::move(held).error();
-  auto acquired = detail::call_sync<std::shared_ptr<detail::LockState>>(
-      *engine, what, [engine, held = std::move(*held), options](auto deliver) mutable {
-        detail::start_family_acquire(engine, std::move(held), std::move(options),
-                                     std::move(deliver));
-      });
-  if (!acquired) return std::move(acquired).error();
-  return Lock(std::move(*acquired));
-}
-
-void acquire_held_async(const std::shared_ptr<detail::Engine>& engine, std::string_view key,
-                        Result<std::shared_ptr<const detail::Held>> held, LockOptions options,
-                        Client::LockCallback callback) {
-  auto shared_callback = std::make_shared<Client::LockCallback>(std::move(callback));
-  auto deliver = [shared_callback](Result<std::shared_ptr<detail::LockState>> acquired) {
-    if (!acquired) return (*shared_callback)(std::move(acquired).error());
-    (*shared_callback)(Lock(std::move(*acquired)));
-  };
-  const bool posted = engine->post([engine, held = std::move(held), options = std::move(options),
-                                    deliver]() mutable {
-    if (!held) return deliver(std::move(held).error());
-    detail::start_family_acquire(engine, std::move(*held), std::move(options), std::move(deliver));
-  });
-  if (!posted) deliver(detail::cancelled_error("acquire " + detail::quote_key(key)));
+  return detail::Kind::of(std::move(*held));
 }
 
 }  // namespace
@@ -145,24 +125,28 @@ Result<int> Client::semaphore_quorum(int permits, int quorum) const {
 }
 
 Result<Lock> Client::acquire_permit(std::string_view key, const SemaphoreOptions& options) {
-  return acquire_held(engine_, "acquire_permit", permit_of(*engine_, key, options), options.lock);
+  return detail::acquire_sync(engine_, "acquire_permit", kind_of(permit_of(*engine_, key, options)),
+                              options.lock);
 }
 
 void Client::acquire_permit_async(std::string_view key, SemaphoreOptions options,
                                   LockCallback callback) {
-  acquire_held_async(engine_, key, permit_of(*engine_, key, options), std::move(options.lock),
-                     std::move(callback));
+  auto kind = kind_of(permit_of(*engine_, key, options));
+  detail::acquire_async(engine_, "acquire_permit", key, std::move(kind), std::move(options.lock),
+                        std::move(callback));
 }
 
 Result<Lock> Client::lock_all(std::span<const std::string> keys, const LockOptions& options) {
-  return acquire_held(engine_, "lock_all", keys_of(*engine_, keys, options), options);
+  return detail::acquire_sync(engine_, "lock_all", kind_of(keys_of(*engine_, keys, options)),
+                              options);
 }
 
 void Client::lock_all_async(std::span<const std::string> keys, LockOptions options,
                             LockCallback callback) {
-  auto held = keys_of(*engine_, keys, options);
+  auto kind = kind_of(keys_of(*engine_, keys, options));
   const std::string first = keys.empty() ? std::string() : keys.front();
-  acquire_held_async(engine_, first, std::move(held), std::move(options), std::move(callback));
+  detail::acquire_async(engine_, "lock_all", first, std::move(kind), std::move(options),
+                        std::move(callback));
 }
 
 std::vector<std::string> Lock::resources() const {
@@ -184,21 +168,25 @@ std::optional<std::uint64_t> Lock::fencing_token(std::string_view key) const {
 }
 
 Result<Lock> Client::read_lock(std::string_view key, const LockOptions& options) {
-  return acquire_held(engine_, "read_lock", rw_of(*engine_, key, options, false), options);
+  return detail::acquire_sync(engine_, "read_lock", kind_of(rw_of(*engine_, key, options, false)),
+                              options);
 }
 
 void Client::read_lock_async(std::string_view key, LockOptions options, LockCallback callback) {
-  auto held = rw_of(*engine_, key, options, false);
-  acquire_held_async(engine_, key, std::move(held), std::move(options), std::move(callback));
+  auto kind = kind_of(rw_of(*engine_, key, options, false));
+  detail::acquire_async(engine_, "read_lock", key, std::move(kind), std::move(options),
+                        std::move(callback));
 }
 
 Result<Lock> Client::write_lock(std::string_view key, const LockOptions& options) {
-  return acquire_held(engine_, "write_lock", rw_of(*engine_, key, options, true), options);
+  return detail::acquire_sync(engine_, "write_lock", kind_of(rw_of(*engine_, key, options, true)),
+                              options);
 }
 
 void Client::write_lock_async(std::string_view key, LockOptions options, LockCallback callback) {
-  auto held = rw_of(*engine_, key, options, true);
-  acquire_held_async(engine_, key, std::move(held), std::move(options), std::move(callback));
+  auto kind = kind_of(rw_of(*engine_, key, options, true));
+  detail::acquire_async(engine_, "write_lock", key, std::move(kind), std::move(options),
+                        std::move(callback));
 }
 
 Result<std::vector<NodeView>> Client::inspect(std::string_view key) {

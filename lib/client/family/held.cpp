@@ -108,17 +108,6 @@ NodeReply interpret_family_reply(const redisReply* reply, std::string_view where
   return unexpected_reply(reply, where);
 }
 
-std::optional<Error> wrong_kind_error(const RoundResult& round, FunctionRef<std::string()> what) {
-  for (const auto& outcome : round.outcomes) {
-    if (outcome.error != errc::wrong_kind) continue;
-    return Error(make_error_code(errc::wrong_kind),
-                 what() + ": on " + outcome.node + " " + outcome.detail +
-                     "; a key serves one kind of lock, use another name",
-                 round.outcomes);
-  }
-  return std::nullopt;
-}
-
 namespace {
 
 const char* mode_of(const Held& held) {
@@ -191,7 +180,7 @@ void send_family_release(Node& node, const Held& held, std::string_view value, A
   if (held.primitive == Primitive::keys) {
     const std::vector<std::string_view> keys(held.keys.begin(), held.keys.end());
     const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
-    return node.run_family_script(scripts::multi_release(), keys, args, timeout,
+    return node.release_by_script(scripts::multi_release(), keys, args, timeout,
                                   interpret_family_reply, std::move(done));
   }
   const std::array<std::string_view, 1> keys{held.key};
@@ -199,7 +188,7 @@ void send_family_release(Node& node, const Held& held, std::string_view value, A
                                              mode_of(held),
                                              keep_intent ? std::string_view() : held.intent};
   const bool permit = held.primitive == Primitive::permit;
-  node.run_family_script(permit ? scripts::semaphore_release() : scripts::rw_release(), keys,
+  node.release_by_script(permit ? scripts::semaphore_release() : scripts::rw_release(), keys,
                          std::span(args).first(permit ? 2 : 4), timeout, interpret_family_reply,
                          std::move(done));
 }
@@ -225,77 +214,6 @@ void send_key_set_fence(Node& node, const Held& held, std::string_view value,
   const auto set = key_set_keys(held, /*fencing=*/true);
   node.run_family_script(scripts::multi_fence(), set.keys, args, timeout, interpret_family_reply,
                          std::move(done));
-}
-
-void start_extend(const LockState& lock, milliseconds ttl, ExtendDone done) {
-  if (!lock.held) return start_extend(lock.engine, lock.resource, lock.value, ttl, std::move(done));
-  const auto& engine = lock.engine;
-  const auto timeout = engine->node_timeout(ttl);
-  run_round(
-      *engine,
-      [&, held = lock.held, value = lock.value](Node& node, NodeCallback reply) {
-        send_family_extend(node, *held, value, ttl, timeout, std::move(reply));
-      },
-      vote_owner_action,
-      [engine, held = lock.held, ttl, done = std::move(done)](RoundResult& round) {
-        const auto what = "extend " + held->describe();
-        if (round.cancelled && !engine->open()) return done(cancelled_error(what));
-        if (auto wrong = wrong_kind_error(round, [&] { return what; }))
-          return done(std::move(*wrong));
-        if (!round.reached()) {
-          const auto code = round.failure == core::FailureKind::unreachable
-                                ? errc::quorum_unreachable
-                                : errc::not_held;
-          auto message = what + " failed: " + round.summary("extended");
-          return done(Error(make_error_code(code), std::move(message), std::move(round.outcomes)));
-        }
-        const auto valid_until = core::valid_until(round.start, ttl, engine->drift());
-        if (valid_until <= Clock::now()) {
-          return done(Error(make_error_code(errc::validity_expired),
-                            what + ": a quorum extended too late, leaving no validity",
-                            std::move(round.outcomes)));
-        }
-        done(valid_until);
-      },
-      lock.held->quorum);
-}
-
-void start_release(const std::shared_ptr<LockState>& state, milliseconds node_timeout,
-                   ReleaseDone done) {
-  const auto& lock = *state;
-  if (!lock.held) {
-    return start_release(lock.engine, state, lock.resource, lock.value, node_timeout,
-                         std::move(done));
-  }
-  const auto& engine = lock.engine;
-  run_round(
-      *engine,
-      [&](Node& node, NodeCallback reply) {
-        send_family_release(node, *lock.held, lock.value, Announce::yes, node_timeout,
-                            std::move(reply));
-      },
-      vote_gone,
-      [engine, held = lock.held, done = std::move(done)](RoundResult& round) {
-        const auto what = "release " + held->describe();
-        if (round.cancelled && !engine->open()) return done(cancelled_error(what));
-        if (auto wrong = wrong_kind_error(round, [&] { return what; }))
-          return done(std::move(*wrong));
-        if (!round.reached()) {
-          return done(Error(make_error_code(errc::quorum_unreachable),
-                            what + " not confirmed: " + round.summary("confirmed") +
-                                "; it may stay held there until its ttl ends",
-                            std::move(round.outcomes)));
-        }
-        done(released_from(round.outcomes));
-      },
-      lock.held->quorum, /*wait_for_all=*/false, /*counts_releases=*/true);
-  if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {
-    if (lock.held->primitive == Primitive::keys) {
-      for (const auto& key : lock.held->keys) notifier->released_locally(key, lock.value);
-    } else {
-      notifier->released_locally(lock.held->key, lock.value);
-    }
-  }
 }
 
 }  // namespace redlock::detail

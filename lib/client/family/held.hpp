@@ -76,22 +76,4 @@ void send_key_set_fence(Node& node, const Held& held, std::string_view value,
 /// Reads the reply of a family script (scripts/family_scripts.hpp).
 NodeReply interpret_family_reply(const redisReply* reply, std::string_view where);
 
-/// errc::wrong_kind naming the node and what the key is there, when some node of `round`
-/// reported the key as another primitive; `what()` starts the message ("lock \"k\""),
-/// made only then (an acquire checks every round).
-std::optional<Error> wrong_kind_error(const RoundResult& round, FunctionRef<std::string()> what);
-
-/// Owner-checked extension of whatever `lock` holds (the exclusive lock when lock.held is
-/// null), with that primitive's quorum. `done` as for the exclusive start_extend.
-void start_extend(const LockState& lock, std::chrono::milliseconds ttl, ExtendDone done);
-/// Owner-checked release of whatever `lock` holds; announced to waiters.
-void start_release(const std::shared_ptr<LockState>& lock, std::chrono::milliseconds node_timeout,
-                   ReleaseDone done);
-
-/// Acquire of a family primitive with retries and waiting until `options.wait`
-/// (validated by the caller). `held->quorum` is used as given: callers compute the safe
-/// one (core/family_quorum.hpp); tests pass a smaller one to show what breaks.
-void start_family_acquire(const std::shared_ptr<Engine>& engine, std::shared_ptr<const Held> held,
-                          LockOptions options, AcquireDone done);
-
 }  // namespace redlock::detail
