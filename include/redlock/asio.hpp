@@ -1,7 +1,7 @@
 #pragma once
 // Optional adapter for standalone Asio (Debian's libasio-dev, header <asio.hpp>): every
-// lock operation as an Asio asynchronous operation, following Asio's completion-token
-// conventions (asio::async_initiate). So a coroutine writes
+// *_async method of Client and Lock as an Asio asynchronous operation, following Asio's
+// completion-token conventions (asio::async_initiate). So a coroutine writes
 //
 //   redlock::Result<redlock::Lock> lock =
 //       co_await redlock::asio::async_lock(*client, "orders:42", {.ttl = 10s, .wait = 5s},
@@ -16,13 +16,22 @@
 // operation counts as outstanding work on that executor until then. A failure is a
 // Result holding an Error, as with the client's own methods; nothing throws.
 //
-// Cancellation: async_lock and async_try_lock support every asio::cancellation_type
-// through the handler's associated cancellation slot (set by asio::bind_cancellation_slot,
-// by a coroutine's cancellation state, by awaitable operators...). An emitted signal is
-// mapped onto LockOptions::stop: the handler then gets errc::cancelled (or, if the lock
-// was already taken, the Lock), and whatever the interrupted attempt got is released. When
-// the slot is connected it replaces options.stop. The other operations end within a node
-// deadline and do not take cancellation.
+// Cancellation: the acquisitions — async_lock, async_try_lock, async_read_lock,
+// async_write_lock, async_acquire_permit and async_lock_all — support every
+// asio::cancellation_type through the handler's associated cancellation slot (set by
+// asio::bind_cancellation_slot, by a coroutine's cancellation state, by awaitable
+// operators...). An emitted signal is mapped onto LockOptions::stop (for
+// async_acquire_permit, SemaphoreOptions::lock.stop): the handler then gets
+// errc::cancelled (or, if the lock was already taken, the Lock), and whatever the
+// interrupted attempt got is released. When the slot is connected it replaces that stop
+// token. async_status, async_inspect, async_release, both async_extend and async_unlock
+// end within a node deadline and do not take cancellation.
+//
+// The slot is touched only while the operation starts, on the initiating thread. As with
+// Asio's own operations, its handler stays installed after completion (a later emit
+// requests a stop nobody waits for) until the signal's owner replaces or destroys it:
+// the completion may run on another thread than the one emitting (a handler without an
+// executor of its own runs on the system executor), and a slot is not thread-safe.
 //
 // Lifetime: the Client (and for async_extend/async_unlock of a Lock, the Lock) must
 // outlive the operation; the key and value are copied.
@@ -38,6 +47,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -49,6 +59,7 @@
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
 #include <redlock/result.hpp>
+#include <redlock/semaphore.hpp>
 
 namespace redlock::asio {
 
@@ -65,11 +76,13 @@ class Completion {
   explicit Completion(Handler handler) : state_(std::make_shared<State>(std::move(handler))) {}
 
   /// When the handler has a connected cancellation slot, connects it to a new stop source
-  /// and returns its token; else nullopt.
+  /// and returns its token; else nullopt. On the initiating thread only.
   std::optional<std::stop_token> cancellable() {
-    if (!state_->slot.is_connected()) return std::nullopt;
+    auto slot = ::asio::get_associated_cancellation_slot(state_->handler);
+    if (!slot.is_connected()) return std::nullopt;
     std::stop_source source;
-    state_->slot.assign([source](::asio::cancellation_type type) mutable {
+    // Owns nothing of the operation, so it may outlive it: see the header comment.
+    slot.assign([source](::asio::cancellation_type type) mutable {
       if (type != ::asio::cancellation_type::none) source.request_stop();
     });
     return source.get_token();
@@ -84,9 +97,6 @@ class Completion {
       auto work = std::move(state->work);
       ::asio::post(work.get_executor(),
                    [state = std::move(state), result = std::move(result)]() mutable {
-                     // On the handler's executor, where cancellation signals are emitted:
-                     // after this the slot's function (and its stop source) is gone.
-                     if (state->slot.is_connected()) state->slot.clear();
                      auto handler = std::move(state->handler);
                      std::move(handler)(std::move(result));
                    });
@@ -98,10 +108,8 @@ class Completion {
   struct State {
     explicit State(Handler h)
         : work(::asio::make_work_guard(::asio::get_associated_executor(h))),
-          slot(::asio::get_associated_cancellation_slot(h)),
           handler(std::move(h)) {}
     ::asio::executor_work_guard<Executor> work;
-    ::asio::associated_cancellation_slot_t<Handler> slot;
     Handler handler;
   };
   std::shared_ptr<State> state_;
@@ -112,12 +120,48 @@ Completion<std::decay_t<Handler>, T> complete_with(Handler&& handler) {
   return Completion<std::decay_t<Handler>, T>(std::forward<Handler>(handler));
 }
 
-struct InitiateLock {
-  template <typename Handler>
-  void operator()(Handler&& handler, Client* client, std::string key, LockOptions options) const {
+inline std::stop_token& stop_of(LockOptions& options) {
+  return options.stop;
+}
+inline std::stop_token& stop_of(SemaphoreOptions& options) {
+  return options.lock.stop;
+}
+
+/// Every acquisition: `start(options, callback)` begins the client's call once the
+/// handler's cancellation slot, if any, has become the options' stop token.
+struct InitiateAcquire {
+  template <typename Handler, typename Start, typename Options>
+  void operator()(Handler&& handler, Start start, Options options) const {
     auto completion = complete_with<Result<Lock>>(std::forward<Handler>(handler));
-    if (auto stop = completion.cancellable()) options.stop = std::move(*stop);
-    client->lock_async(key, std::move(options), std::move(completion).callback());
+    if (auto stop = completion.cancellable()) stop_of(options) = std::move(*stop);
+    std::move(start)(std::move(options), std::move(completion).callback());
+  }
+};
+
+template <typename CompletionToken, typename Options, typename Start>
+auto async_acquire(CompletionToken&& token, Options options, Start start) {
+  return ::asio::async_initiate<CompletionToken, void(Result<Lock>)>(
+      InitiateAcquire{}, token, std::move(start), std::move(options));
+}
+
+/// Starts `Method` (a Client::*_async acquisition of one key) on a copy of the key, which
+/// a deferred initiation (use_awaitable...) keeps until it runs.
+template <auto Method>
+struct OnKey {
+  Client* client;
+  std::string key;
+  template <typename Options>
+  void operator()(Options options, Client::LockCallback callback) const {
+    (client->*Method)(key, std::move(options), std::move(callback));
+  }
+};
+
+/// Starts Client::lock_all_async on its own copy of the keys.
+struct OnKeys {
+  Client* client;
+  std::vector<std::string> keys;
+  void operator()(LockOptions options, Client::LockCallback callback) const {
+    client->lock_all_async(keys, std::move(options), std::move(callback));
   }
 };
 
@@ -128,18 +172,64 @@ struct InitiateLock {
 template <typename CompletionToken>
 auto async_lock(Client& client, std::string_view key, LockOptions options,
                 CompletionToken&& token) {
-  return ::asio::async_initiate<CompletionToken, void(Result<Lock>)>(
-      detail::InitiateLock{}, token, &client, std::string(key), std::move(options));
+  return detail::async_acquire(std::forward<CompletionToken>(token), std::move(options),
+                               detail::OnKey<&Client::lock_async>{&client, std::string(key)});
 }
 
-/// One attempt (Client::try_lock_async); signature void(redlock::Result<redlock::Lock>).
-/// Cancellable (see above).
+/// One attempt, as Client::try_lock_async; signature void(redlock::Result<redlock::Lock>).
+/// Runs as a lock_async without wait, which is what makes it cancellable (see above).
 template <typename CompletionToken>
 auto async_try_lock(Client& client, std::string_view key, std::chrono::milliseconds ttl,
                     CompletionToken&& token) {
   LockOptions options;
   options.ttl = ttl;
   return async_lock(client, key, std::move(options), std::forward<CompletionToken>(token));
+}
+
+/// Client::read_lock_async, a shared hold of a read-write lock; signature
+/// void(redlock::Result<redlock::Lock>). Cancellable (see above).
+template <typename CompletionToken>
+auto async_read_lock(Client& client, std::string_view key, LockOptions options,
+                     CompletionToken&& token) {
+  return detail::async_acquire(std::forward<CompletionToken>(token), std::move(options),
+                               detail::OnKey<&Client::read_lock_async>{&client, std::string(key)});
+}
+
+/// Client::write_lock_async, the exclusive hold of a read-write lock; signature
+/// void(redlock::Result<redlock::Lock>). Cancellable (see above).
+template <typename CompletionToken>
+auto async_write_lock(Client& client, std::string_view key, LockOptions options,
+                      CompletionToken&& token) {
+  return detail::async_acquire(std::forward<CompletionToken>(token), std::move(options),
+                               detail::OnKey<&Client::write_lock_async>{&client, std::string(key)});
+}
+
+/// Client::acquire_permit_async, one permit of a counting semaphore; signature
+/// void(redlock::Result<redlock::Lock>). Cancellable through options.lock.stop (see above).
+template <typename CompletionToken>
+auto async_acquire_permit(Client& client, std::string_view key, SemaphoreOptions options,
+                          CompletionToken&& token) {
+  return detail::async_acquire(
+      std::forward<CompletionToken>(token), std::move(options),
+      detail::OnKey<&Client::acquire_permit_async>{&client, std::string(key)});
+}
+
+/// Client::lock_all_async, exclusive locks on every key taken as one; signature
+/// void(redlock::Result<redlock::Lock>). Cancellable (see above). Takes the keys by value
+/// (a braced list, a moved or copied vector).
+template <typename CompletionToken>
+auto async_lock_all(Client& client, std::vector<std::string> keys, LockOptions options,
+                    CompletionToken&& token) {
+  return detail::async_acquire(std::forward<CompletionToken>(token), std::move(options),
+                               detail::OnKeys{&client, std::move(keys)});
+}
+
+/// async_lock_all on a copy of `keys`.
+template <typename CompletionToken>
+auto async_lock_all(Client& client, std::span<const std::string> keys, LockOptions options,
+                    CompletionToken&& token) {
+  return async_lock_all(client, std::vector<std::string>(keys.begin(), keys.end()),
+                        std::move(options), std::forward<CompletionToken>(token));
 }
 
 /// Client::status_async; signature void(redlock::Result<std::vector<redlock::NodeOutcome>>).

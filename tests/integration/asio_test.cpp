@@ -5,14 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <asio.hpp>
 #include <asio/experimental/awaitable_operators.hpp>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <redlock/asio.hpp>
 #include <redlock/redlock.hpp>
@@ -175,6 +178,190 @@ TEST_F(AsioTest, AwaitableOperatorCancelsTheLoser) {
   EXPECT_EQ(*winner, 1u) << "the timer wins; the lock wait is cancelled";
   EXPECT_LT(ms_since(started), 2000) << "the lock wait was not cancelled";
 }
+
+// Every acquisition, each waiting behind a holder of its own kind.
+enum class Acquisition { lock, read, write, permit, all };
+
+std::string to_string(Acquisition kind) {
+  switch (kind) {
+    case Acquisition::lock:
+      return "lock";
+    case Acquisition::read:
+      return "read_lock";
+    case Acquisition::write:
+      return "write_lock";
+    case Acquisition::permit:
+      return "acquire_permit";
+    case Acquisition::all:
+      return "lock_all";
+  }
+  return "?";
+}
+
+class AsioAcquisitionTest : public AsioTest, public ::testing::WithParamInterface<Acquisition> {
+ protected:
+  /// The adapter's operation of this kind on "k" (and "k2" for lock_all).
+  template <typename Token>
+  static auto acquire(Client& client, LockOptions options, Token&& token) {
+    switch (GetParam()) {
+      case Acquisition::read:
+        return asio::async_read_lock(client, "k", std::move(options), std::forward<Token>(token));
+      case Acquisition::write:
+        return asio::async_write_lock(client, "k", std::move(options), std::forward<Token>(token));
+      case Acquisition::permit:
+        return asio::async_acquire_permit(client, "k", {.permits = 1, .lock = std::move(options)},
+                                          std::forward<Token>(token));
+      case Acquisition::all: {
+        // Gone before a deferred initiation (use_awaitable) runs: the adapter copies them.
+        const std::array<std::string, 2> set{"k", "k2"};
+        return asio::async_lock_all(client, set, std::move(options), std::forward<Token>(token));
+      }
+      case Acquisition::lock:
+        break;
+    }
+    return asio::async_lock(client, "k", std::move(options), std::forward<Token>(token));
+  }
+
+  /// A hold that keeps this kind's acquisition waiting: a writer keeps readers out, a
+  /// reader keeps writers out, the only permit, and the second key of the set.
+  static Result<Lock> conflicting_hold(Client& client) {
+    const LockOptions hold{.ttl = 30s};
+    switch (GetParam()) {
+      case Acquisition::read:
+        return client.write_lock("k", hold);
+      case Acquisition::write:
+        return client.read_lock("k", hold);
+      case Acquisition::permit:
+        return client.acquire_permit("k", {.permits = 1, .lock = hold});
+      case Acquisition::all:
+        return client.try_lock("k2", 30s);
+      case Acquisition::lock:
+        break;
+    }
+    return client.try_lock("k", 30s);
+  }
+
+  static std::vector<std::string> keys() {
+    if (GetParam() == Acquisition::all) return {"k", "k2"};
+    return {"k"};
+  }
+
+  /// Whether every holder of the keys, on every node, is `value` (none at all when
+  /// empty): a waiting writer's intent or a partly granted attempt counts as a leak.
+  static bool held_only_by(Client& client, const std::string& value) {
+    for (const auto& key : keys()) {
+      auto views = client.inspect(key);
+      if (!views) return false;
+      for (const auto& view : *views) {
+        if (view.outcome.error) return false;
+        for (const auto& holder : view.holders) {
+          if (value.empty() || holder.value != value) return false;
+        }
+      }
+    }
+    return true;
+  }
+};
+
+TEST_P(AsioAcquisitionTest, FutureAcquiresAndUnlockFreesTheKey) {
+  auto client = Client::create(options());
+  std::future<Result<Lock>> taken = acquire(*client, {.ttl = 10s}, ::asio::use_future);
+  auto lock = taken.get();
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_TRUE(eventually([&] { return held_only_by(*client, lock->value()); }));
+  auto unlocked = asio::async_unlock(*lock, ::asio::use_future).get();
+  EXPECT_TRUE(unlocked) << unlocked.error().message();
+  EXPECT_TRUE(eventually([&] { return held_only_by(*client, ""); }));
+}
+
+TEST_P(AsioAcquisitionTest, CoroutineAcquiresAndResumesOnItsExecutor) {
+  auto client = Client::create(options());
+  ::asio::io_context io;
+  const auto io_thread = std::this_thread::get_id();
+  std::optional<Result<Lock>> result;
+  ::asio::co_spawn(
+      io,
+      [&]() -> ::asio::awaitable<void> {
+        result.emplace(co_await acquire(*client, {.ttl = 10s}, ::asio::use_awaitable));
+        EXPECT_EQ(std::this_thread::get_id(), io_thread);
+      },
+      ::asio::detached);
+  io.run();
+  ASSERT_TRUE(result.has_value());
+  ASSERT_TRUE(*result) << result->error().message();
+  EXPECT_TRUE((*result)->unlock());
+}
+
+TEST_P(AsioAcquisitionTest, CancellationSlotEndsTheWaitAndLeavesNothing) {
+  auto other = Client::create(options());
+  auto holder = conflicting_hold(*other);
+  ASSERT_TRUE(holder) << holder.error().message();
+  auto client = Client::create(options());
+  ::asio::io_context io;
+  ::asio::cancellation_signal cancel;
+  std::optional<Result<Lock>> result;
+  Clock::time_point emitted;
+  acquire(*client, {.ttl = 10s, .wait = 20s},
+          ::asio::bind_cancellation_slot(
+              cancel.slot(),
+              ::asio::bind_executor(io, [&](Result<Lock> r) { result.emplace(std::move(r)); })));
+  ::asio::steady_timer timer(io, 100ms);
+  timer.async_wait([&](std::error_code) {
+    emitted = Clock::now();
+    cancel.emit(::asio::cancellation_type::terminal);
+  });
+  io.run();
+  ASSERT_TRUE(result.has_value());
+  ASSERT_FALSE(*result);
+  EXPECT_EQ(result->error(), errc::cancelled) << result->error().message();
+  EXPECT_LT(ms_since(emitted), 1000);
+
+  EXPECT_TRUE(eventually([&] { return held_only_by(*client, holder->value()); }))
+      << "the cancelled acquisition left something on a node";
+  ASSERT_TRUE(holder->unlock());
+  // Free again: the same acquisition succeeds at its first attempt.
+  auto again = acquire(*client, {.ttl = 10s}, ::asio::use_future).get();
+  ASSERT_TRUE(again) << again.error().message();
+  EXPECT_TRUE(again->unlock());
+  EXPECT_TRUE(eventually([&] { return held_only_by(*client, ""); }));
+}
+
+// A handler with a cancellation slot but no executor of its own completes on the system
+// executor's threads, while the signal belongs to the thread that emits it: the
+// operation must not touch the slot from the completing thread. The emitter keeps
+// emitting until the handler ran, so the completion meets a signal in use.
+TEST_P(AsioAcquisitionTest, PlainHandlerWithASlotCompletesWhileItsSignalIsEmitted) {
+  auto other = Client::create(options());
+  auto holder = conflicting_hold(*other);
+  ASSERT_TRUE(holder) << holder.error().message();
+  auto client = Client::create(options());
+  for (int round = 0; round < 200; ++round) {
+    ::asio::io_context io;
+    ::asio::cancellation_signal cancel;
+    std::optional<Result<Lock>> result;
+    std::atomic<bool> done{false};
+    acquire(*client, {.ttl = 10s, .wait = 20s},
+            ::asio::bind_cancellation_slot(cancel.slot(), [&](Result<Lock> r) {
+              result.emplace(std::move(r));
+              done.store(true, std::memory_order_release);
+            }));
+    std::function<void()> emit = [&] {
+      cancel.emit(::asio::cancellation_type::terminal);
+      if (!done.load(std::memory_order_acquire)) ::asio::post(io, emit);
+    };
+    ::asio::post(io, emit);
+    io.run();
+    ASSERT_TRUE(result.has_value());
+    ASSERT_FALSE(*result);
+    ASSERT_EQ(result->error(), errc::cancelled) << result->error().message();
+  }
+  EXPECT_TRUE(eventually([&] { return held_only_by(*client, holder->value()); }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, AsioAcquisitionTest,
+                         ::testing::Values(Acquisition::lock, Acquisition::read, Acquisition::write,
+                                           Acquisition::permit, Acquisition::all),
+                         [](const auto& info) { return to_string(info.param); });
 
 }  // namespace
 }  // namespace redlock
