@@ -317,22 +317,51 @@ TEST_F(CliTest, ThreeNodesDownExitsThreeWithEachNodesCause) {
     down.push_back(cluster()[i].url());
     cluster()[i].kill9();
   }
-  // Waiting is for a holder, not for the nodes: the waiting forms report at once too.
-  for (const auto& command :
-       std::vector<std::vector<std::string>>{{"run", "--nonblock", "down", "--", "true"},
-                                             {"run", "down", "--", "true"},
-                                             {"run", "--wait", "1m", "down", "--", "true"},
-                                             {"acquire", "down"},
-                                             {"acquire", "--wait", "1m", "down"}}) {
-    auto result = cli(command);
+  const auto expect_each_nodes_cause = [&](const CliResult& result) {
     EXPECT_EQ(result.exit_code, 3) << describe(result);
-    EXPECT_LT(result.elapsed, 20s);
     EXPECT_THAT(result.err, HasSubstr("quorum unreachable"));
     for (const auto& url : down) {
       // One line per node, naming it and its cause.
       EXPECT_THAT(result.err, HasSubstr("redlock:   " + url + ": connection error")) << result.err;
     }
+  };
+  // At once: no wait, --fail-fast, and run's endless wait (whose first attempt alone
+  // reports an unreachable quorum: a mistyped node list must not hang silently).
+  for (const auto& command : std::vector<std::vector<std::string>>{
+           {"run", "--nonblock", "down", "--", "true"},
+           {"run", "down", "--", "true"},
+           {"run", "--wait", "1m", "--fail-fast", "down", "--", "true"},
+           {"acquire", "down"},
+           {"acquire", "--wait", "1m", "--fail-fast", "down"}}) {
+    auto result = cli(command);
+    expect_each_nodes_cause(result);
+    EXPECT_LT(result.elapsed, 20s);
   }
+  // A bounded wait waits through the outage, as flock -w waits through a busy server,
+  // and then reports the last attempt's causes.
+  for (const auto& command : std::vector<std::vector<std::string>>{
+           {"run", "--wait", "1500ms", "down", "--", "true"},
+           {"acquire", "--wait", "1500ms", "down"}}) {
+    auto result = cli(command);
+    expect_each_nodes_cause(result);
+    EXPECT_GE(result.elapsed, 1500ms) << describe(result);
+    EXPECT_LT(result.elapsed, 20s);
+  }
+}
+
+TEST_F(CliTest, WithOneNodeDownAHeldKeyIsAConflictAndAWaitingRunGetsIt) {
+  cluster()[4].kill9();
+  CliProcess holder(with_nodes({"run", "outage", "--", "sleep", "1"}));
+  ASSERT_TRUE(eventually([&] { return holders("outage") >= 3; })) << holder.err();
+  // Held by another owner, one node down: contention (exit 1), not an outage (exit 3),
+  // and --quiet says nothing (a cron job's mail stays empty).
+  auto busy = cli({"run", "--nonblock", "--quiet", "outage", "--", "true"});
+  EXPECT_EQ(busy.exit_code, 1) << describe(busy);
+  EXPECT_EQ(busy.err, "");
+  auto waiting = cli({"run", "--wait", "10s", "outage", "--", "true"});
+  EXPECT_EQ(waiting.exit_code, 0) << describe(waiting);
+  ASSERT_TRUE(wait_all({&holder}, 30s));
+  EXPECT_EQ(holder.result().exit_code, 0) << describe(holder.result());
 }
 
 TEST_F(CliTest, VerboseLogsTheNodesCauseAndVeryVerboseEachAttempt) {

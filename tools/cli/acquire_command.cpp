@@ -21,6 +21,7 @@ namespace {
 struct AcquireArguments {
   std::string key;
   std::string wait = "0s";
+  bool fail_fast = false;
   bool json = false;
 };
 
@@ -45,13 +46,9 @@ int acquire(const GlobalOptions& globals, const AcquireArguments& args) {
   options.wait = parse_duration(args.wait);
   options.fencing = true;
   auto client = globals.make_client();
-  // As in run: a quorum unreachable at the start is reported at once, not waited out.
-  LockOptions once = options;
-  once.wait = std::chrono::milliseconds(0);
-  auto acquired = client->lock(args.key, once);
-  if (!acquired && acquired.error() == errc::conflict && options.wait.count() > 0) {
-    acquired = client->lock(args.key, options);
-  }
+  options.fail_fast = args.fail_fast;
+  // As in run: the wait covers an outage too, unless --fail-fast.
+  auto acquired = client->lock(args.key, options);
   if (!acquired) {
     drain(*client, args.key);
     report_failure("acquire \"" + args.key + "\"", acquired.error(), client->quorum());
@@ -78,10 +75,15 @@ Subcommand add_acquire_command(CLI::App& parent, GlobalOptions& globals) {
       "acquire",
       "Take the lock KEY and leave it held after exiting: prints its value (needed by "
       "release and extend), its validity in ms and its fencing token.");
-  app->add_option("--wait", args->wait, "Keep trying this long while the lock is held")
+  app->add_option("--wait", args->wait,
+                  "Keep trying this long while the lock is held or no quorum of nodes is "
+                  "reachable (see --fail-fast)")
       ->check(duration_check())
       ->type_name("DURATION")
       ->capture_default_str();
+  app->add_flag("--fail-fast", args->fail_fast,
+                "Exit 3 at the first attempt that finds no quorum of nodes reachable, instead "
+                "of waiting through the outage");
   app->add_flag("--json", args->json, "Print one JSON object: key, value, validity_ms, token");
   app->add_option("KEY", args->key, "Name of the lock")->required();
   add_global_options(*app, globals);

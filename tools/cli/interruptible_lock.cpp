@@ -60,13 +60,17 @@ Acquisition attempt(const StartAcquire& start, LockOptions options, SignalWatch&
 
 Acquisition acquire_interruptibly(const StartAcquire& start, LockOptions options,
                                   SignalWatch& signals) {
-  if (options.wait.count() > 0) {
+  // An endless wait starts with one attempt of its own: a quorum unreachable then is far
+  // likelier a mistyped node list than an outage, and waiting for ever on it would hang
+  // silently. A bounded wait (--wait) covers an outage as well as a holder, as flock -w
+  // waits through a busy file server; --fail-fast gives up on one at once.
+  if (options.wait == std::chrono::milliseconds::max() && !options.fail_fast) {
     LockOptions once = options;
     once.wait = std::chrono::milliseconds(0);
     auto first = attempt(start, std::move(once), signals);
-    const bool contended =
-        first.result && !*first.result && first.result->error() == errc::conflict;
-    if (!contended) return first;
+    const bool unreachable =
+        first.result && !*first.result && first.result->error() == errc::quorum_unreachable;
+    if (first.interrupted_by != 0 || unreachable || (first.result && *first.result)) return first;
   }
   return attempt(start, std::move(options), signals);
 }

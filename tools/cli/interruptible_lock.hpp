@@ -23,10 +23,11 @@ struct Acquisition {
 
 /// Client::lock(), returning early when any watched signal but SIGCHLD arrives.
 ///
-/// Waiting is for the holder, not for the infrastructure: the first attempt is made
-/// without waiting, and only contention leads to the wait. A quorum that cannot be
-/// reached at the start is reported at once; `run` without --wait would otherwise hang
-/// forever, and silently, on a mistyped node list.
+/// A bounded wait covers both a holder and an outage (attempts back off while no quorum
+/// is reachable; options.fail_fast gives up at once instead). An endless wait
+/// (milliseconds::max(), `run` without --wait) makes its first attempt alone and reports
+/// a quorum unreachable then at once: it would otherwise hang forever, and silently, on
+/// a mistyped node list.
 Acquisition lock_interruptibly(Client& client, std::string_view key, LockOptions options,
                                SignalWatch& signals);
 

@@ -26,9 +26,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// flock(1) waits for as long as it takes unless told otherwise; so does run. Ten years
-// stands in for "forever" without overflowing the library's deadline arithmetic.
-constexpr milliseconds wait_forever = std::chrono::hours(24 * 365 * 10);
+// flock(1) waits for as long as it takes unless told otherwise; so does run.
+constexpr milliseconds wait_forever = milliseconds::max();
 
 struct RunArguments {
   std::string key;
@@ -38,6 +37,7 @@ struct RunArguments {
   bool fencing = false;
   bool no_extend = false;
   bool quiet = false;
+  bool fail_fast = false;
   int conflict_exit_code = exit_code::conflict;
   std::string lost_signal = "TERM";
   bool shared = false;
@@ -91,6 +91,7 @@ int run(const GlobalOptions& globals, const RunArguments& args) {
                  : args.wait.empty() ? wait_forever
                                      : parse_duration(args.wait);
   options.fencing = args.fencing;
+  options.fail_fast = args.fail_fast;
   options.auto_extend = !args.no_extend;
   auto lost = std::make_shared<LostNotice>();
   if (options.auto_extend) options.on_lost = [lost](const Error& error) { lost->post(error); };
@@ -174,12 +175,17 @@ Subcommand add_run_command(CLI::App& parent, GlobalOptions& globals) {
       "runs and released when it exits; exits with the command's exit code.");
   auto* wait = app->add_option("--wait", args->wait,
                                "Give up after waiting this long for the lock (default: wait "
-                               "until it is free)")
+                               "until it is free, but exit 3 if no quorum of nodes is reachable "
+                               "at the start). The wait covers outages too: while no quorum is "
+                               "reachable, attempts back off to once a second (see --fail-fast)")
                    ->check(duration_check())
                    ->type_name("DURATION");
   app->add_flag("--nonblock,-n", args->nonblock,
                 "Do not wait: exit 1 at once when the lock is held")
       ->excludes(wait);
+  app->add_flag("--fail-fast", args->fail_fast,
+                "Exit 3 at the first attempt that finds no quorum of nodes reachable, instead "
+                "of waiting through the outage (a held lock is still waited for)");
   app->add_flag("--fencing", args->fencing,
                 "Pass a fencing token (greater than every earlier holder's) in REDLOCK_TOKEN "
                 "(KEY's); with --also, every key's in REDLOCK_TOKENS");
