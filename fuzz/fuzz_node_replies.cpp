@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "client/node.hpp"
+#include "client/nodes/node.hpp"
 
 namespace {
 

@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "client/engine.hpp"
-#include "client/node.hpp"
+#include "client/engine/engine.hpp"
+#include "client/nodes/node.hpp"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "client/loop_thread.hpp"
+#include "client/loop/loop_thread.hpp"
 #include "handoff_options.hpp"
 #include "handoff_report.hpp"
 #include "process_usage.hpp"
@@ -29,7 +29,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using redlock::detail::LoopThread;
 
-// The wait of StackSyncCall::run (lib/client/sync_call.hpp), mirrored because that one
+// The wait of StackSyncCall::run (lib/client/calls/sync_call.hpp), mirrored because that one
 // posts through an Engine, which would bring the whole client in: a semaphore on the
 // caller's stack, posted by a task whose closure holds only a pointer, so std::function
 // keeps it in place and a post allocates nothing there either.

@@ -3,12 +3,12 @@
 #include <string>
 #include <utility>
 
-#include "client/acquire.hpp"
-#include "client/client_access.hpp"
-#include "client/engine.hpp"
-#include "client/family/held.hpp"
-#include "client/lock_state.hpp"
-#include "client/sync_call.hpp"
+#include "client/api/client_access.hpp"
+#include "client/calls/sync_call.hpp"
+#include "client/engine/engine.hpp"
+#include "client/kinds/held.hpp"
+#include "client/kinds/lock_state.hpp"
+#include "client/operations/acquire.hpp"
 
 namespace redlock::chaos {
 

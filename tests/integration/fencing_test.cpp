@@ -10,8 +10,8 @@
 
 #include <redlock/redlock.hpp>
 
-#include "client/client_access.hpp"
-#include "client/seams.hpp"
+#include "client/api/client_access.hpp"
+#include "client/engine/seams.hpp"
 #include "support/lock_nodes_fixture.hpp"
 
 namespace redlock {

@@ -12,10 +12,10 @@
 
 #include <redlock/redlock.hpp>
 
-#include "client/acquire.hpp"
-#include "client/engine.hpp"
-#include "client/family/held.hpp"
-#include "client/sync_call.hpp"
+#include "client/calls/sync_call.hpp"
+#include "client/engine/engine.hpp"
+#include "client/kinds/held.hpp"
+#include "client/operations/acquire.hpp"
 #include "support/lock_nodes_fixture.hpp"
 
 namespace redlock {

@@ -25,7 +25,7 @@ struct KindConfig {
   bool fences;
 };
 
-// What each kind of lock gives the machine (client/kind.hpp).
+// What each kind of lock gives the machine (client/kinds/kind.hpp).
 const std::array<KindConfig, 5> kinds{{
     {"exclusive", true, std::nullopt, true},
     {"permit", true, std::nullopt, false},

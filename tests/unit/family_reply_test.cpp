@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "client/family/held.hpp"
-#include "client/family/inspect.hpp"
+#include "client/kinds/held.hpp"
+#include "client/operations/inspect.hpp"
 #include "parsed_reply.hpp"
 
 namespace redlock::detail {

@@ -1,7 +1,7 @@
-// The cap on auto-extension (client/hold_limit.hpp) with a manual clock: which watchdog
+// The cap on auto-extension (client/kinds/hold_limit.hpp) with a manual clock: which watchdog
 // ticks may still extend a lock under LockOptions::max_hold and max_extensions.
 
-#include "client/hold_limit.hpp"
+#include "client/kinds/hold_limit.hpp"
 
 #include <gtest/gtest.h>
 

@@ -17,10 +17,10 @@
 
 #include <redlock/redlock.hpp>
 
-#include "client/client_access.hpp"
-#include "client/engine.hpp"
-#include "client/node.hpp"
-#include "client/timer.hpp"
+#include "client/api/client_access.hpp"
+#include "client/engine/engine.hpp"
+#include "client/loop/timer.hpp"
+#include "client/nodes/node.hpp"
 
 namespace redlock::detail {
 namespace {

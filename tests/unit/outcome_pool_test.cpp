@@ -1,7 +1,7 @@
-// The outcome lists that locks give back (client/outcome_pool.hpp): a later round gets
+// The outcome lists that locks give back (client/rounds/outcome_pool.hpp): a later round gets
 // one with its storage, the node names' included, and the pool stays bounded.
 
-#include "client/outcome_pool.hpp"
+#include "client/rounds/outcome_pool.hpp"
 
 #include <gtest/gtest.h>
 

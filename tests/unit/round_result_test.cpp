@@ -1,4 +1,4 @@
-// What a failed acquire round's refusals say to a waiter (client/round.hpp): the order
+// What a failed acquire round's refusals say to a waiter (client/rounds/round.hpp): the order
 // the contenders of a split vote agree on without a message.
 
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "client/round.hpp"
+#include "client/rounds/round.hpp"
 
 namespace redlock::detail {
 namespace {

@@ -1,7 +1,7 @@
-// The round's decision callback type (client/small_function.hpp): small closures in place,
+// The round's decision callback type (client/util/small_function.hpp): small closures in place,
 // large ones on the heap, each destroyed exactly once whatever moves it went through.
 
-#include "client/small_function.hpp"
+#include "client/util/small_function.hpp"
 
 #include <gtest/gtest.h>
 

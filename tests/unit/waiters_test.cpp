@@ -1,7 +1,7 @@
-// The wake-one-waiter policy of lib/client/waiters.hpp, step by step: which waiter an
+// The wake-one-waiter policy of lib/client/engine/waiters.hpp, step by step: which waiter an
 // announcement wakes, when a wake is spent, and when it passes on.
 
-#include "client/waiters.hpp"
+#include "client/engine/waiters.hpp"
 
 #include <gtest/gtest.h>
 

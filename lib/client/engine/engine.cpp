@@ -1,0 +1,189 @@
+#include "client/engine/engine.hpp"
+
+#include <cctype>
+#include <future>
+#include <stdexcept>
+
+#include "client/loop/timer.hpp"
+#include "client/operations/observe.hpp"
+#include "core/validation.hpp"
+#include "net/endpoint.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+std::string identity(const net::Endpoint& endpoint) {
+  // Two URLs that reach the same server are one node, however spelled. The database is
+  // left out: two databases of one server fail together (a restart without fsync loses
+  // both votes at once), so they are not independent masters. Host names compare
+  // without case; resolving them here would block, so a name and an address of the
+  // same server still count as two (docs/errors.md).
+  if (endpoint.scheme == net::Scheme::unix_socket) return "unix:" + endpoint.path;
+  std::string host;
+  for (char c : endpoint.host) {
+    host += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return host + ":" + std::to_string(endpoint.port);
+}
+
+}  // namespace
+
+std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Seams seams) {
+  std::vector<net::ConnectionOptions> connections;
+  std::vector<std::string> identities;
+  std::vector<std::string> names;
+  for (const auto& url : options.nodes) {
+    auto endpoint = net::parse_endpoint(url);
+    if (!endpoint) throw std::invalid_argument("nodes: " + endpoint.error().message());
+    if (endpoint->password.empty() && !options.password.empty()) {
+      endpoint->password = options.password;
+      endpoint->username = options.username;
+    }
+    identities.push_back(identity(*endpoint));
+    names.push_back(endpoint->display);
+    net::ConnectionOptions connection;
+    connection.endpoint = std::move(*endpoint);
+    connection.connect_timeout = options.connect_timeout;
+    connection.reconnect_min = options.reconnect_min;
+    connection.reconnect_max = options.reconnect_max;
+    connection.max_pending = options.max_pending_per_node;
+    connection.tls = options.tls;
+    connections.push_back(std::move(connection));
+  }
+  if (auto problem = core::check_options(options, identities))
+    throw std::invalid_argument(*problem);
+  const int quorum = core::effective_quorum(options.quorum, static_cast<int>(options.nodes.size()));
+  auto engine = std::make_shared<Engine>(std::move(options), std::move(names), quorum, seams);
+  engine->connect(connections, factory);
+  return engine;
+}
+
+Engine::Engine(Options options, std::vector<std::string> node_names, int quorum, Seams seams)
+    : options_(std::move(options)),
+      node_names_(std::move(node_names)),
+      quorum_(quorum),
+      seams_(seams),
+      random_(core::system_random()),
+      loop_(options_.loop) {}
+
+void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
+                     const NodeFactory& factory) {
+  connection_options_ = connections;
+  auto make_all = [&] {
+    for (const auto& connection : connections) {
+      state_->nodes.push_back(factory(loop(), observe_connection(connection, options_)));
+    }
+  };
+  if (options_.loop != nullptr) {
+    // The caller's loop: constructed on its thread or before it runs (documented).
+    make_all();
+    return;
+  }
+  std::promise<void> done;
+  loop_.post([&] {
+    make_all();
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+Engine::~Engine() {
+  close();
+}
+
+std::chrono::milliseconds Engine::node_timeout(std::chrono::milliseconds ttl) const noexcept {
+  return core::effective_node_timeout(options_.node_timeout, ttl);
+}
+
+void Engine::track(const std::shared_ptr<Cancellable>& operation) {
+  if (state_->closing) {
+    operation->cancel();
+    return;
+  }
+  state_->waiting.emplace(operation.get(), operation);
+}
+
+ReleaseNotifier& Engine::notifier() {
+  if (!state_->notifier) {
+    // A SUBSCRIBE is answered at once by a live node; a generous deadline keeps a slow
+    // one in the quorum of confirmations.
+    const auto timeout = std::max(options_.node_timeout, std::chrono::milliseconds(250));
+    state_->notifier =
+        std::make_unique<ReleaseNotifier>(loop(), connection_options_, quorum_, timeout);
+    if (state_->nodes_closed) state_->notifier->close();
+  }
+  return *state_->notifier;
+}
+
+void Engine::untrack(const Cancellable* operation) {
+  state_->waiting.erase(operation);
+}
+
+NodeCallback Engine::count_release(NodeCallback done) {
+  // The state, not the engine: a release may land after the engine is gone.
+  return [tally = count_releases(1), done = std::move(done)](NodeReply reply) {
+    tally.landed();
+    done(std::move(reply));
+  };
+}
+
+Engine::ReleaseTally Engine::count_releases(int count) {
+  state_->releases_in_flight += count;
+  return ReleaseTally(state_);
+}
+
+void Engine::ReleaseTally::landed() const {
+  if (--state_->releases_in_flight == 0 && state_->on_releases_landed) {
+    std::exchange(state_->on_releases_landed, nullptr)();
+  }
+}
+
+void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
+                       std::chrono::milliseconds grace, std::function<void()> done) {
+  state->closing = true;
+  // Cancelling may complete user callbacks that drop the last reference to an operation,
+  // so the registry is emptied first.
+  auto waiting = std::move(state->waiting);
+  state->waiting.clear();
+  for (auto& [raw, operation] : waiting) operation->cancel();
+
+  // Releases already sent (an unlock just before close(), in the same callback or from
+  // another thread) get up to one node deadline to land before the connections close
+  // under them. Nothing waits when none is outstanding.
+  auto timer = std::make_shared<TimerPtr>();
+  auto close_nodes = [state, timer, done = std::move(done)] {
+    if (state->nodes_closed) return;
+    state->nodes_closed = true;
+    state->on_releases_landed = nullptr;
+    timer->reset();
+    for (auto& node : state->nodes) node->close();
+    if (state->notifier) state->notifier->close();
+    done();
+  };
+  if (state->releases_in_flight == 0) return close_nodes();
+  *timer = Timer::create(loop);
+  (*timer)->start(grace, close_nodes);
+  // The last release lands inside its node's reply callback, where the node must not be
+  // closed: the nodes close on the next loop turn.
+  state->on_releases_landed = [timer, close_nodes] {
+    if (*timer) (*timer)->start(std::chrono::milliseconds(0), close_nodes);
+  };
+}
+
+void Engine::close() {
+  const auto grace =
+      (options_.node_timeout.count() > 0 ? options_.node_timeout : std::chrono::milliseconds(50)) +
+      std::chrono::milliseconds(50);
+  if (!closed_.exchange(true)) {
+    loop_.stop([state = state_, loop = loop(), grace](std::function<void()> closed) {
+      shut_down(state, loop, grace, std::move(closed));
+    });
+  }
+  // Every caller on another thread returns only once the shutdown is complete, however
+  // many call at once; the loop thread and a caller's loop never wait (see the header).
+  loop_.wait_finished();
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,208 @@
+#include "client/engine/release_notifier.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <array>
+
+#include "scripts/lock_scripts.hpp"
+
+namespace redlock::detail {
+
+ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOptions> nodes,
+                                 int quorum, std::chrono::milliseconds command_timeout)
+    : loop_(loop),
+      node_options_(std::move(nodes)),
+      quorum_(quorum),
+      command_timeout_(command_timeout),
+      self_(std::make_shared<ReleaseNotifier*>(this)) {}
+
+ReleaseNotifier::~ReleaseNotifier() {
+  close();
+}
+
+void ReleaseNotifier::connect() {
+  if (!subscribers_.empty() || closed_) return;
+  std::weak_ptr<ReleaseNotifier*> weak = self_;
+  for (std::size_t node = 0; node < node_options_.size(); ++node) {
+    auto options = node_options_[node];
+    options.on_message = [weak](const redisReply* message) {
+      if (auto self = weak.lock()) (*self)->on_message(message);
+    };
+    // After a reconnect the server has forgotten our subscriptions: renew them.
+    options.on_ready = [weak, node] {
+      auto self = weak.lock();
+      if (!self) return;
+      for (const auto& [name, channel] : (*self)->channels_) {
+        if (!channel.queue.empty()) (*self)->subscribe(node, name, false);
+      }
+    };
+    subscribers_.emplace_back(net::Connection::create(loop_, std::move(options)));
+  }
+}
+
+ReleaseNotifier::Watched ReleaseNotifier::watch(const std::string& key,
+                                                std::function<void()> on_woken,
+                                                std::function<void()> ready) {
+  const WaiterId id = next_id_++;
+  if (closed_) return {id, true};
+  connect();
+  const std::string name = key + scripts::released_suffix;
+  auto [it, created] = channels_.try_emplace(name);
+  Channel& channel = it->second;
+  if (created) channel.generation = next_generation_++;
+  channel.queue.join(id);
+  channel.on_woken.emplace(id, std::move(on_woken));
+  waiter_channels_.emplace(id, name);
+  if (channel.ready) return {id, true};
+  channel.waiting_for_ready.push_back(std::move(ready));
+  if (created) {
+    for (std::size_t node = 0; node < subscribers_.size(); ++node) subscribe(node, name, true);
+  }
+  return {id, false};
+}
+
+bool ReleaseNotifier::others_waiting_before(WaiterId id) {
+  Channel* channel = channel_of(id);
+  return channel != nullptr && channel->queue.has_waiters_before(id);
+}
+
+void ReleaseNotifier::wait_for_turn(WaiterId id) {
+  if (Channel* channel = channel_of(id)) channel->queue.wait_for_turn(id);
+}
+
+void ReleaseNotifier::subscribe(std::size_t node, const std::string& name, bool count_for_ready) {
+  const std::array<std::string_view, 2> argv{"SUBSCRIBE", name};
+  std::weak_ptr<ReleaseNotifier*> weak = self_;
+  const auto found = channels_.find(name);
+  const std::uint64_t generation = found == channels_.end() ? 0 : found->second.generation;
+  subscribers_[node]->command(
+      argv, command_timeout_,
+      [weak, name, count_for_ready, generation](const net::ReplyView& view) {
+        if (!count_for_ready) return;
+        auto self = weak.lock();
+        if (!self) return;
+        auto it = (*self)->channels_.find(name);
+        if (it == (*self)->channels_.end() || it->second.generation != generation) {
+          return;
+        }
+        if (view.error) {
+          ++it->second.failed;
+        } else {
+          ++it->second.confirmed;
+        }
+        (*self)->settle(it->second);
+      });
+}
+
+void ReleaseNotifier::settle(Channel& channel) {
+  if (channel.ready) return;
+  const int nodes = static_cast<int>(subscribers_.size());
+  const int pending = nodes - channel.confirmed - channel.failed;
+  if (channel.confirmed < quorum_ && channel.confirmed + pending >= quorum_) return;
+  channel.ready = true;
+  auto callbacks = std::move(channel.waiting_for_ready);
+  channel.waiting_for_ready.clear();
+  // `channel` may be erased by a callback (a waiter that finishes at once).
+  for (auto& callback : callbacks) callback();
+}
+
+ReleaseNotifier::Channel* ReleaseNotifier::channel_of(WaiterId id) {
+  auto found = waiter_channels_.find(id);
+  if (found == waiter_channels_.end()) return nullptr;
+  auto it = channels_.find(found->second);
+  return it == channels_.end() ? nullptr : &it->second;
+}
+
+void ReleaseNotifier::wake(const std::string& name, std::optional<WaiterId> id) {
+  if (!id) return;
+  auto it = channels_.find(name);
+  if (it == channels_.end()) return;
+  auto callback = it->second.on_woken.find(*id);
+  if (callback == it->second.on_woken.end()) return;
+  // Copied: the waiter may finish at once and unwatch, erasing its callback.
+  auto on_woken = callback->second;
+  on_woken();
+}
+
+void ReleaseNotifier::attempt_started(WaiterId id) {
+  if (Channel* channel = channel_of(id)) channel->queue.attempt_started(id);
+}
+
+bool ReleaseNotifier::attempt_failed(WaiterId id, bool holder_seen) {
+  Channel* channel = channel_of(id);
+  if (channel == nullptr) return false;
+  const auto after = channel->queue.attempt_failed(id, holder_seen);
+  wake(waiter_channels_.at(id), after.wake);
+  return after.retry_now;
+}
+
+bool ReleaseNotifier::announced_released(WaiterId id, std::string_view holder) {
+  Channel* channel = channel_of(id);
+  if (channel == nullptr || holder.empty()) return false;
+  const auto& recent = channel->recent_releases;
+  return std::find(recent.begin(), recent.end(), holder) != recent.end();
+}
+
+void ReleaseNotifier::unwatch(WaiterId id, bool acquired) {
+  auto found = waiter_channels_.find(id);
+  if (found == waiter_channels_.end()) return;
+  const std::string name = std::move(found->second);
+  waiter_channels_.erase(found);
+  auto it = channels_.find(name);
+  if (it == channels_.end()) return;
+  const auto passed_to = it->second.queue.leave(id, acquired);
+  it->second.on_woken.erase(id);
+  if (!it->second.queue.empty() || !it->second.waiting_for_ready.empty())
+    return wake(name, passed_to);
+  channels_.erase(it);
+  if (closed_) return;
+  const std::array<std::string_view, 2> argv{"UNSUBSCRIBE", name};
+  for (auto& subscriber : subscribers_)
+    subscriber->command(argv, command_timeout_, [](const net::ReplyView&) {});
+}
+
+void ReleaseNotifier::on_message(const redisReply* message) {
+  const redisReply* channel_name = message->element[1];
+  if (channel_name->type != REDIS_REPLY_STRING) return;
+  const redisReply* payload = message->element[2];
+  if (payload->type != REDIS_REPLY_STRING) {
+    // Not a value our release script publishes; still a reason to look at the key.
+    auto it = channels_.find(std::string(channel_name->str, channel_name->len));
+    if (it != channels_.end()) wake(it->first, it->second.queue.announce());
+    return;
+  }
+  announce(std::string(channel_name->str, channel_name->len),
+           std::string(payload->str, payload->len));
+}
+
+void ReleaseNotifier::released_locally(const std::string& key, const std::string& value) {
+  announce(key + scripts::released_suffix, value);
+}
+
+void ReleaseNotifier::announce(const std::string& channel_name, std::string released) {
+  auto it = channels_.find(channel_name);
+  if (it == channels_.end()) return;
+  Channel& channel = it->second;
+  if (std::find(channel.recent_releases.begin(), channel.recent_releases.end(), released) !=
+      channel.recent_releases.end()) {
+    return;
+  }
+  channel.recent_releases[channel.next_release_slot] = std::move(released);
+  channel.next_release_slot = (channel.next_release_slot + 1) % channel.recent_releases.size();
+  wake(it->first, it->second.queue.announce());
+}
+
+void ReleaseNotifier::close() {
+  if (closed_) return;
+  closed_ = true;
+  self_.reset();
+  subscribers_.clear();  // each ConnectionPtr closes its connection
+  auto channels = std::move(channels_);
+  channels_.clear();
+  for (auto& [name, channel] : channels) {
+    for (auto& callback : channel.waiting_for_ready) callback();
+  }
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,126 @@
+#pragma once
+// Waiting without polling: a holder's release publishes on "<key>:released" on every
+// node where it deleted the lock (a failed attempt's leftovers do not: node.hpp,
+// Announce), and waiters subscribe to that channel on every node through one
+// subscriber connection per node (shared by all keys and waiters of a Client).
+//
+// A waiter counts as subscribed once a quorum of nodes confirmed the SUBSCRIBE: any
+// holder held a quorum, the two quorums share a node, and the holder's release
+// publishes there — so a release after that point cannot go unheard (unless that one
+// node fails, which the waiter's retry timer covers).
+//
+// An announcement wakes one waiter of the key, not all (waiters.hpp): the notifier keeps
+// each key's WaiterQueue and is told when a waiter attempts and how the attempt ended.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "client/engine/waiters.hpp"
+#include "net/connection.hpp"
+
+namespace redlock::detail {
+
+class ReleaseNotifier {
+ public:
+  using WaiterId = WaiterQueue::Id;
+
+  /// Loop thread only. `nodes` configures one subscriber connection per node; they
+  /// connect on the first watch().
+  ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOptions> nodes, int quorum,
+                  std::chrono::milliseconds command_timeout);
+  ~ReleaseNotifier();
+
+  struct Watched {
+    WaiterId id;
+    /// A quorum already confirmed the key's subscription (or that became impossible):
+    /// `ready` will not run, the waiter may attempt at once.
+    bool ready;
+  };
+  /// Queues a waiter for `key` and calls `on_woken` whenever, after an announced release
+  /// of `key`, it is this waiter's turn to attempt (one waiter per announcement, see
+  /// WaiterQueue), until unwatch(). The waiter counts as attempting until its first
+  /// attempt_failed() or wait_for_turn(). Unless Watched::ready, `ready` runs once, later,
+  /// when a quorum of nodes confirmed the subscription or that became impossible
+  /// (waiting then relies on the retry timer).
+  Watched watch(const std::string& key, std::function<void()> on_woken,
+                std::function<void()> ready);
+  /// Other waiters of this client that joined before `id` still wait for the key.
+  bool others_waiting_before(WaiterId id);
+  /// The waiter waits to be woken (or for its own timer) without attempting first.
+  void wait_for_turn(WaiterId id);
+  /// The waiter starts an acquire attempt (any attempt: first, timed or woken).
+  void attempt_started(WaiterId id);
+  /// The waiter's attempt failed; `holder_seen` as in WaiterQueue::attempt_failed. May
+  /// wake another waiter before it returns. True: attempt again at once (a release was
+  /// announced while the attempts were in flight).
+  bool attempt_failed(WaiterId id, bool holder_seen);
+  /// `holder` is among the last releases announced on the waiter's key: a node that
+  /// still has it had not applied that release yet, so it is leaving, however long its
+  /// TTL (the other nodes' announcements of it wake no one again).
+  bool announced_released(WaiterId id, std::string_view holder);
+  /// The waiter is done (`acquired` the lock, or gave up). May wake another waiter before
+  /// it returns.
+  void unwatch(WaiterId id, bool acquired);
+
+  /// This client just sent the owner-checked release of `key` held by `value` to every
+  /// node: wakes a waiter as the announcement would, at once. Its attempt is then written
+  /// behind the release on each node's connection, and every node runs the two in that
+  /// order, so a handoff inside one client takes one round trip instead of two (release,
+  /// then announcement, then acquire). The announcement that follows from the nodes
+  /// carries the same value and wakes nobody else.
+  void released_locally(const std::string& key, const std::string& value);
+
+  /// Closes the subscriber connections; pending `ready` callbacks run.
+  void close();
+
+ private:
+  struct Channel {
+    WaiterQueue queue;
+    std::unordered_map<WaiterId, std::function<void()>> on_woken;
+    std::vector<std::function<void()>> waiting_for_ready;
+    // Each release is published by up to N nodes, and announced first by this client when
+    // it released: one wake per release. The nodes' messages of one release can arrive
+    // after the next release was announced, so the last few values are remembered.
+    std::array<std::string, 8> recent_releases;
+    std::size_t next_release_slot = 0;
+    int confirmed = 0;
+    int failed = 0;
+    bool ready = false;
+    // A channel erased when its last waiter left and created again for a new one must not
+    // count the confirmations of the old SUBSCRIBE: they prove nothing about the new one.
+    std::uint64_t generation = 0;
+  };
+
+  void connect();
+  void subscribe(std::size_t node, const std::string& channel, bool count_for_ready);
+  void on_message(const redisReply* message);
+  // Wakes a waiter of `channel_name` unless `released` was already announced there.
+  void announce(const std::string& channel_name, std::string released);
+  void settle(Channel& channel);
+  Channel* channel_of(WaiterId id);
+  // Runs the waiter's on_woken, looked up afresh: it may unwatch and erase its channel.
+  void wake(const std::string& name, std::optional<WaiterId> id);
+
+  uv_loop_s* loop_;
+  std::vector<net::ConnectionOptions> node_options_;
+  int quorum_;
+  std::chrono::milliseconds command_timeout_;
+  std::vector<net::ConnectionPtr> subscribers_;
+  std::unordered_map<std::string, Channel> channels_;
+  std::unordered_map<WaiterId, std::string> waiter_channels_;
+  WaiterId next_id_ = 1;
+  std::uint64_t next_generation_ = 1;
+  bool closed_ = false;
+  // Replies of SUBSCRIBE commands find this object through it; reset on close so that
+  // late callbacks do nothing.
+  std::shared_ptr<ReleaseNotifier*> self_;
+};
+
+}  // namespace redlock::detail

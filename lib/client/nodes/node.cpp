@@ -1,0 +1,610 @@
+#include "client/nodes/node.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "client/loop/timer.hpp"
+#include "client/nodes/acquire_reply.hpp"
+#include "net/pipeline.hpp"
+#include "scripts/lock_scripts.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+// The commands of the round being sent (FanOut), shared by the nodes of this thread.
+struct FanOutCommands {
+  int depth = 0;
+  net::SharedCommand set;            // SET key value NX PX ttl GET
+  net::SharedCommand pttl;           // PTTL key, a waiter's
+  net::SharedCommand release;        // EVALSHA of the release script
+  net::SharedCommand quiet_release;  // EVALSHA of the quiet release script
+};
+thread_local FanOutCommands fan_out;
+
+net::SharedCommand* shared(net::SharedCommand FanOutCommands::*command) noexcept {
+  return fan_out.depth == 1 ? &(fan_out.*command) : nullptr;
+}
+
+bool is_integer(const redisReply* reply, long long value) {
+  return reply->type == REDIS_REPLY_INTEGER && reply->integer == value;
+}
+
+std::string decimal(std::uint64_t value) {
+  std::array<char, 24> buffer{};
+  auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  (void)ec;
+  return std::string(buffer.data(), end);
+}
+
+class RedisNode final : public Node {
+ public:
+  RedisNode(uv_loop_s* loop, net::ConnectionOptions options)
+      : name_(options.endpoint.display),
+        where_(options.endpoint.display),
+        loop_(loop),
+        probe_timeout_(options.connect_timeout) {
+    // The connection calls this only while it is open, and it is closed before this node
+    // goes away (connection_ is the last member).
+    // An on_ready already set (the observer's) runs first.
+    options.on_ready = [this, observed = std::move(options.on_ready)] {
+      if (observed) observed();
+      probe_set_nx_get();
+      resend_releases();
+    };
+    connection_.reset(net::Connection::create(loop, std::move(options)));
+  }
+
+  ~RedisNode() override { close(); }
+
+  const std::string& name() const noexcept override { return name_; }
+
+  void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+               bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,
+               NodeCallback done) override {
+    // Fencing needs the counter's INCR in the same atomic step as the SET: the script.
+    if (!fencing && set_nx_get_ == SetNxGet::accepted && connection_) {
+      return acquire_with_set(key, value, ttl, holder_ttl, timeout, std::move(done));
+    }
+    const std::string fence_key = std::string(key) + scripts::fence_suffix;
+    const std::string ttl_ms = std::to_string(ttl.count());
+    const std::array<std::string_view, 2> keys{key, fence_key};
+    const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
+    submit(scripts::acquire(), keys, args, timeout,
+           [done = std::move(done), where = &where_](const net::ReplyView& view) {
+             if (view.error) return done(failed_call(view));
+             done(interpret_acquire_script(view.reply, *where));
+           });
+  }
+
+  void release(std::string_view key, std::string_view value, Announce announce,
+               std::chrono::milliseconds timeout, NodeCallback done) override {
+    send_release(key, value, announce, timeout, 0, std::move(done));
+  }
+
+  // A release that may not have reached the node (its connection dropped, no reply came,
+  // or the node was still loading its data after a restart) is sent again when the
+  // connection is back and then every retry interval until the node answers: it is
+  // owner-checked and idempotent, and without it the node would keep our value, and
+  // refuse everyone else, for the rest of the key's TTL.
+  void send_release(std::string_view key, std::string_view value, Announce announce,
+                    std::chrono::milliseconds timeout, int tries, NodeCallback done) {
+    if (!connection_) return answer_closed(std::move(done));
+    const std::array<std::string_view, 1> keys{key};
+    const std::array<std::string_view, 1> args{value};
+    const std::uint32_t slot = open_call(std::move(done), 1);
+    Call& call = calls_[slot];
+    call.key.assign(key);
+    call.value.assign(value);
+    call.announce = announce;
+    call.timeout = timeout;
+    call.tries = tries;
+    const bool announced = announce == Announce::yes;
+    connection_->eval(
+        announced ? scripts::release() : scripts::quiet_release(), keys, args, timeout,
+        [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); },
+        shared(announced ? &FanOutCommands::release : &FanOutCommands::quiet_release));
+  }
+
+  void on_release_reply(std::uint32_t slot, const net::ReplyView& view) {
+    NodeReply reply = owner_checked_reply("release", view, where_);
+    if (reply.status == NodeStatus::connection_error || reply.status == NodeStatus::timeout ||
+        reply.status == NodeStatus::redis_error) {
+      const Call& call = calls_[slot];
+      remember_release(call.key, call.value, call.announce, call.timeout, call.tries + 1,
+                       reply.status != NodeStatus::connection_error);
+    }
+    finish_call(slot, std::move(reply));
+  }
+
+  void extend(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+              std::chrono::milliseconds timeout, NodeCallback done) override {
+    const std::string ttl_ms = std::to_string(ttl.count());
+    const std::array<std::string_view, 1> keys{key};
+    const std::array<std::string_view, 2> args{value, ttl_ms};
+    submit(scripts::extend(), keys, args, timeout, owner_checked("extend", std::move(done)));
+  }
+
+  void fence(std::string_view key, std::string_view value, std::uint64_t token,
+             std::chrono::milliseconds timeout, NodeCallback done) override {
+    const std::string fence_key = std::string(key) + scripts::fence_suffix;
+    const std::string token_text = decimal(token);
+    const std::array<std::string_view, 2> keys{key, fence_key};
+    const std::array<std::string_view, 2> args{value, token_text};
+    submit(scripts::fence(), keys, args, timeout, owner_checked("fence", std::move(done)));
+  }
+
+  void inspect(std::string_view key, std::chrono::milliseconds timeout,
+               NodeCallback done) override {
+    const std::array<std::string_view, 1> keys{key};
+    submit(scripts::inspect(), keys, {}, timeout,
+           [done = std::move(done), where = &where_](const net::ReplyView& view) {
+             if (view.error) return done(failed_call(view));
+             const redisReply* r = view.reply;
+             if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                 r->element[0]->type == REDIS_REPLY_INTEGER &&
+                 r->element[1]->type == REDIS_REPLY_STRING) {
+               if (r->element[0]->integer == -3) {
+                 return done(wrong_kind_reply({r->element[1]->str, r->element[1]->len}));
+               }
+               NodeReply status;
+               if (r->element[0]->integer == -2) {
+                 status.status = NodeStatus::not_held;
+               } else {
+                 status.status = NodeStatus::held;
+                 status.remaining_ttl = std::chrono::milliseconds(r->element[0]->integer);
+                 status.holder.assign(r->element[1]->str, r->element[1]->len);
+               }
+               return done(std::move(status));
+             }
+             done(unexpected_reply_to("the inspect script", r, *where));
+           });
+  }
+
+  void run_family_script(const scripts::Script& script, std::span<const std::string_view> keys,
+                         std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+                         FamilyInterpreter interpret, NodeCallback done) override {
+    submit(script, keys, args, timeout,
+           [done = std::move(done), where = &where_, interpret](const net::ReplyView& view) {
+             if (view.error) return done(failed_call(view));
+             done(interpret(view.reply, *where));
+           });
+  }
+
+  // A family release is re-sent like the exclusive one (send_release): owner-checked and
+  // idempotent, it must reach a node that missed it, or the node keeps our entry until
+  // its TTL ends.
+  void release_by_script(const scripts::Script& script, std::span<const std::string_view> keys,
+                         std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+                         FamilyInterpreter interpret, NodeCallback done) override {
+    send_script_release(script, std::vector<std::string>(keys.begin(), keys.end()),
+                        std::vector<std::string>(args.begin(), args.end()), timeout, interpret, 0,
+                        std::move(done));
+  }
+
+  void close() override {
+    unsent_releases_.clear();
+    retry_timer_.reset();
+    connection_.reset();
+  }
+
+ private:
+  // Whether this connection's server takes SET with both NX and GET (Redis 7.0 and
+  // later), asked once per connection, since a reconnect may reach another server. Until
+  // the answer comes, acquires use the script, which every version runs.
+  enum class SetNxGet { unknown, accepted, refused };
+
+  void probe_set_nx_get() {
+    set_nx_get_ = SetNxGet::unknown;
+    const std::array<std::string_view, 1> hello{"HELLO"};
+    connection_->command(hello, probe_timeout_, [this](const net::ReplyView& view) {
+      // A dropped connection says nothing of the server: the next one asks again.
+      if (view.error == errc::connection_error || view.error == errc::cancelled) return;
+      set_nx_get_ = accepts_set_nx_get(view) ? SetNxGet::accepted : SetNxGet::refused;
+    });
+  }
+
+  // SET key value NX PX ttl GET: nil when granted, the holder's value when refused. A
+  // refusal's TTL comes from a PTTL, sent with the attempt (HolderTtl::with_attempt) or
+  // after the refusal; the kind of a key of another type from a TYPE. Both only read, so
+  // one that runs after the key changed hands harms nothing.
+  void acquire_with_set(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+                        HolderTtl holder_ttl, std::chrono::milliseconds timeout,
+                        NodeCallback done) {
+    char ttl_text[24];
+    const auto ttl_end = std::to_chars(ttl_text, ttl_text + sizeof ttl_text, ttl.count()).ptr;
+    const std::array<std::string_view, 7> set{
+        "SET", key,  value,
+        "NX",  "PX", std::string_view(ttl_text, static_cast<std::size_t>(ttl_end - ttl_text)),
+        "GET"};
+    const bool with_ttl = holder_ttl == HolderTtl::with_attempt;
+    const std::uint32_t slot = open_call(std::move(done), with_ttl ? 2 : 1);
+    Call& call = calls_[slot];
+    call.key.assign(key);
+    call.timeout = timeout;
+    call.set_answered = false;
+    call.ttl_asked = with_ttl;
+    call.ttl_answered = false;
+    call.ttl = std::chrono::milliseconds(-1);
+    connection_->command(
+        set, timeout, [this, slot](const net::ReplyView& view) { on_set_reply(slot, view); },
+        shared(&FanOutCommands::set));
+    if (with_ttl) {
+      const std::array<std::string_view, 2> pttl{"PTTL", key};
+      connection_->command(
+          pttl, timeout, [this, slot](const net::ReplyView& view) { on_ttl_reply(slot, view); },
+          shared(&FanOutCommands::pttl));
+    }
+  }
+
+  void on_set_reply(std::uint32_t slot, const net::ReplyView& view) {
+    Call& call = calls_[slot];
+    const SetAnswer answer = classify_set_reply(view);
+    call.set_answered = true;
+    call.answer = answer;
+    if (answer == SetAnswer::unsupported) {
+      // Not re-sent as the script now: a release of this attempt may already be queued
+      // behind it, and the script would then run after it and leave our value for a
+      // whole TTL. This node fails this attempt alone; the next ones use the script.
+      set_nx_get_ = SetNxGet::refused;
+      NodeReply reply = failed_call(view);
+      reply.detail = where_ + ": SET with NX and GET refused (" + reply.detail +
+                     "): the server predates Redis 7.0, so the acquire script is used from now";
+      return finish_call(slot, std::move(reply));
+    }
+    if (answer == SetAnswer::wrong_type) {
+      if (!connection_) return finish_call(slot, wrong_kind_from_type({}));
+      ++call.replies_due;
+      const std::array<std::string_view, 2> type{"TYPE", call.key};
+      connection_->command(type, call.timeout, [this, slot](const net::ReplyView& reply) {
+        finish_call(slot, wrong_kind_from_type(reply));
+      });
+      return finish_call(slot);
+    }
+    call.reply = set_reply(answer, view, where_);
+    if (answer == SetAnswer::held && !call.ttl_asked && connection_) {
+      call.ttl_asked = true;
+      ++call.replies_due;
+      const std::array<std::string_view, 2> pttl{"PTTL", call.key};
+      connection_->command(pttl, call.timeout, [this, slot](const net::ReplyView& reply) {
+        on_ttl_reply(slot, reply);
+      });
+      return finish_call(slot);
+    }
+    conclude_set(slot);
+  }
+
+  void on_ttl_reply(std::uint32_t slot, const net::ReplyView& view) {
+    Call& call = calls_[slot];
+    call.ttl_answered = true;
+    call.ttl = remaining_ttl_of(view);
+    conclude_set(slot);
+  }
+
+  // Answers the acquire once what it waits for came: the SET's reply, and the PTTL's when
+  // one was asked (a failure is delivered on a later loop turn, so either may come first).
+  void conclude_set(std::uint32_t slot) {
+    Call& call = calls_[slot];
+    // A key of another type is answered by its TYPE's reply instead.
+    if (!call.set_answered || (call.ttl_asked && !call.ttl_answered) || !call.done ||
+        call.answer == SetAnswer::wrong_type) {
+      return finish_call(slot);
+    }
+    NodeReply reply = std::move(call.reply);
+    if (call.answer == SetAnswer::held) reply.remaining_ttl = call.ttl;
+    finish_call(slot, std::move(reply));
+  }
+
+  // A call in flight on the connection: what its replies need. Reply callbacks capture
+  // only this node and the slot's index, which std::function stores without allocating,
+  // and slots are reused with their strings' capacity: a lock cycle allocates nothing
+  // here. The callbacks run only while the connection is open or closing, so while this
+  // node lives (when it is closed, calls are answered without a slot: answer_closed).
+  struct Call {
+    NodeCallback done;
+    int replies_due = 0;  // reply callbacks still to run; the slot is free at 0
+    std::string key;
+    std::string value;
+    Announce announce = Announce::no;
+    std::chrono::milliseconds timeout{0};
+    int tries = 0;
+    // An acquire by SET NX GET.
+    SetAnswer answer = SetAnswer::failed;
+    NodeReply reply;
+    std::chrono::milliseconds ttl{-1};
+    bool set_answered = false;
+    bool ttl_asked = false;
+    bool ttl_answered = false;
+  };
+
+  std::uint32_t open_call(NodeCallback done, int replies_due) {
+    std::uint32_t slot = 0;
+    if (free_calls_.empty()) {
+      slot = static_cast<std::uint32_t>(calls_.size());
+      calls_.emplace_back();
+      free_calls_.reserve(calls_.capacity());
+    } else {
+      slot = free_calls_.back();
+      free_calls_.pop_back();
+    }
+    calls_[slot].done = std::move(done);
+    calls_[slot].replies_due = replies_due;
+    return slot;
+  }
+
+  // One reply callback of the call in `slot` ran: answers the call with `reply`, if not
+  // answered yet, once the slot's bookkeeping is done (the answer may open calls, which
+  // may move the slots, so `reply` must not live in one). The reply is passed on by
+  // reference: each move of a NodeReply copies its short strings, and a reply went
+  // through four on its way to the round.
+  void finish_call(std::uint32_t slot, NodeReply&& reply) {
+    Call& call = calls_[slot];
+    NodeCallback done = std::exchange(call.done, nullptr);
+    release_slot(slot);
+    if (done) done(std::move(reply));
+  }
+
+  // A reply callback of the call in `slot` ran without answering it (another reply of the
+  // call will).
+  void finish_call(std::uint32_t slot) { release_slot(slot); }
+
+  void release_slot(std::uint32_t slot) {
+    Call& call = calls_[slot];
+    if (--call.replies_due == 0) {
+      call.done = nullptr;
+      free_calls_.push_back(slot);
+    }
+  }
+
+  // Closed: keep the contract (exactly once, never synchronously) without a connection,
+  // answering cancelled on a later loop turn as the connection itself would.
+  void answer_closed(NodeCallback done) {
+    net::run_next_turn(loop_, [done = std::move(done), where = where_] {
+      const std::string detail = where + ": connection closed";
+      done(failed_call(net::ReplyView{make_error_code(errc::cancelled), detail, nullptr}));
+    });
+  }
+
+  static NodeReply owner_checked_reply(const char* operation, const net::ReplyView& view,
+                                       std::string_view where) {
+    if (view.error) return failed_call(view);
+    NodeReply reply;
+    if (is_integer(view.reply, 1)) {
+      reply.status = NodeStatus::granted;
+    } else if (is_integer(view.reply, 0)) {
+      reply.status = NodeStatus::not_held;
+    } else {
+      reply = unexpected_reply_to(std::string("the ") + operation + " script", view.reply, where);
+    }
+    return reply;
+  }
+
+  net::ReplyCallback owner_checked(const char* operation, NodeCallback done) const {
+    return [done = std::move(done), where = &where_, operation](const net::ReplyView& view) {
+      done(owner_checked_reply(operation, view, *where));
+    };
+  }
+
+  void submit(const scripts::Script& script, std::span<const std::string_view> keys,
+              std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+              net::ReplyCallback callback) {
+    if (!connection_) {
+      // Closed: keep the contract (exactly once, never synchronously) without a connection,
+      // answering cancelled on a later loop turn as the connection itself would.
+      net::run_next_turn(loop_, [callback = std::move(callback), where = where_] {
+        const std::string detail = where + ": connection closed";
+        callback(net::ReplyView{make_error_code(errc::cancelled), detail, nullptr});
+      });
+      return;
+    }
+    connection_->eval(script, keys, args, timeout, std::move(callback));
+  }
+
+  struct UnsentRelease {
+    std::string key;
+    std::string value;
+    Announce announce;
+    std::chrono::milliseconds timeout;
+    std::chrono::steady_clock::time_point given_up_at;
+    int tries;
+    // A family release: its script with every key and argument (key and value unused).
+    const scripts::Script* script = nullptr;
+    std::vector<std::string> script_keys;
+    std::vector<std::string> script_args;
+    FamilyInterpreter interpret = nullptr;
+  };
+
+  void send_script_release(const scripts::Script& script, std::vector<std::string> keys,
+                           std::vector<std::string> args, std::chrono::milliseconds timeout,
+                           FamilyInterpreter interpret, int tries, NodeCallback done) {
+    if (!connection_) return answer_closed(std::move(done));
+    const std::vector<std::string_view> key_views(keys.begin(), keys.end());
+    const std::vector<std::string_view> arg_views(args.begin(), args.end());
+    auto release = std::make_shared<UnsentRelease>();
+    release->timeout = timeout;
+    release->tries = tries;
+    release->script = &script;
+    release->script_keys = std::move(keys);
+    release->script_args = std::move(args);
+    release->interpret = interpret;
+    submit(
+        script, key_views, arg_views, timeout,
+        [this, release, done = std::move(done)](const net::ReplyView& view) {
+          NodeReply reply = view.error ? failed_call(view) : release->interpret(view.reply, where_);
+          if (reply.status == NodeStatus::connection_error || reply.status == NodeStatus::timeout ||
+              (reply.status == NodeStatus::redis_error && reply.error != errc::wrong_kind)) {
+            ++release->tries;
+            remember(std::move(*release), reply.status != NodeStatus::connection_error);
+          }
+          done(std::move(reply));
+        });
+  }
+
+  // `retry_soon`: the node answered (an error) or not at all while connected; else it is
+  // unreachable and the release waits for the reconnect. A node that keeps failing the
+  // release (a replica: READONLY) is given up on after a few tries, not retried forever.
+  void remember_release(std::string key, std::string value, Announce announce,
+                        std::chrono::milliseconds timeout, int tries, bool retry_soon) {
+    UnsentRelease release;
+    release.key = std::move(key);
+    release.value = std::move(value);
+    release.announce = announce;
+    release.timeout = timeout;
+    release.tries = tries;
+    remember(std::move(release), retry_soon);
+  }
+
+  void remember(UnsentRelease release, bool retry_soon) {
+    if (release.tries > max_release_tries) return;
+    // Bounded: a node that stays away must not grow memory. The oldest are the likeliest
+    // to have expired by themselves.
+    if (unsent_releases_.size() >= max_unsent_releases) {
+      unsent_releases_.erase(unsent_releases_.begin());
+    }
+    release.given_up_at = std::chrono::steady_clock::now() + max_ttl_kept;
+    unsent_releases_.push_back(std::move(release));
+    if (!connection_ || !retry_soon) return;
+    if (!retry_timer_) retry_timer_ = Timer::create(loop_);
+    retry_timer_->start(release_retry_interval, [this] { resend_releases(); });
+  }
+
+  void resend_releases() {
+    const auto now = std::chrono::steady_clock::now();
+    auto releases = std::exchange(unsent_releases_, {});
+    for (auto& release : releases) {
+      if (release.given_up_at < now) continue;
+      if (release.script != nullptr) {
+        send_script_release(*release.script, std::move(release.script_keys),
+                            std::move(release.script_args), release.timeout, release.interpret,
+                            release.tries, [](NodeReply) {});
+        continue;
+      }
+      send_release(release.key, release.value, release.announce, release.timeout, release.tries,
+                   [](NodeReply) {});
+    }
+  }
+
+  // No release is kept longer than a lock can live (the longest TTL accepted).
+  static constexpr auto max_ttl_kept = std::chrono::hours(24 * 365);
+  static constexpr std::size_t max_unsent_releases = 1024;
+  static constexpr std::chrono::milliseconds release_retry_interval{200};
+  static constexpr int max_release_tries = 10;
+
+  std::string name_;
+  // Reply callbacks point at it rather than copy it: they read it only for a reply, and
+  // replies come only while the connection is open, so while this node lives.
+  std::string where_;
+  std::vector<UnsentRelease> unsent_releases_;
+  std::vector<Call> calls_;
+  std::vector<std::uint32_t> free_calls_;
+  uv_loop_s* loop_;
+  std::chrono::milliseconds probe_timeout_;
+  SetNxGet set_nx_get_ = SetNxGet::unknown;
+  TimerPtr retry_timer_;           // closed in close()
+  net::ConnectionPtr connection_;  // last: closed before the members its callbacks touch
+};
+
+}  // namespace
+
+void Node::run_family_script(const scripts::Script& script, std::span<const std::string_view>,
+                             std::span<const std::string_view>, std::chrono::milliseconds,
+                             FamilyInterpreter, NodeCallback done) {
+  NodeReply reply;
+  reply.status = NodeStatus::redis_error;
+  reply.error = make_error_code(errc::redis_error);
+  reply.detail = name() + ": this node does not run the " + std::string(script.name) + " script";
+  done(std::move(reply));
+}
+
+std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions options) {
+  return std::make_unique<RedisNode>(loop, std::move(options));
+}
+
+FanOut::FanOut() noexcept {
+  if (++fan_out.depth != 1) return;
+  fan_out.set.clear();
+  fan_out.pttl.clear();
+  fan_out.release.clear();
+  fan_out.quiet_release.clear();
+}
+
+FanOut::~FanOut() {
+  --fan_out.depth;
+}
+
+NodeReply failed_call(const net::ReplyView& view) {
+  NodeReply reply;
+  reply.error = view.error;
+  reply.detail = std::string(view.detail);
+  if (view.error == errc::timeout) {
+    reply.status = NodeStatus::timeout;
+  } else if (view.error == errc::cancelled) {
+    reply.status = NodeStatus::cancelled;
+  } else if (view.error == errc::redis_error || view.error == errc::protocol_error) {
+    reply.status = NodeStatus::redis_error;
+  } else {
+    // connection_error, auth_error, tls_error, overloaded: the node is not usable now.
+    reply.status = NodeStatus::connection_error;
+  }
+  return reply;
+}
+
+NodeReply unexpected_reply_to(std::string_view what, const redisReply* reply,
+                              std::string_view where) {
+  NodeReply result;
+  result.status = NodeStatus::redis_error;
+  result.error = make_error_code(errc::protocol_error);
+  result.detail = std::string(where) + ": unexpected reply to " + std::string(what) + ": " +
+                  describe_reply(reply);
+  return result;
+}
+
+NodeReply wrong_kind_reply(std::string_view redis_type) {
+  NodeReply reply;
+  reply.status = NodeStatus::redis_error;
+  reply.error = make_error_code(errc::wrong_kind);
+  if (redis_type == "string") {
+    reply.detail = "the key is an exclusive lock";
+  } else if (redis_type == "zset") {
+    reply.detail = "the key is a semaphore";
+  } else if (redis_type == "hash") {
+    reply.detail = "the key is a read-write lock";
+  } else {
+    reply.detail = "the key is a Redis " + std::string(redis_type) + ", not a lock of this library";
+  }
+  return reply;
+}
+
+std::string describe_reply(const redisReply* reply) {
+  if (reply == nullptr) return "no reply";
+  switch (reply->type) {
+    case REDIS_REPLY_INTEGER:
+      return "integer " + std::to_string(reply->integer);
+    case REDIS_REPLY_NIL:
+      return "nil";
+    case REDIS_REPLY_STRING:
+    case REDIS_REPLY_STATUS:
+    case REDIS_REPLY_ERROR: {
+      std::string text(reply->str, std::min<std::size_t>(reply->len, 64));
+      return (reply->type == REDIS_REPLY_STRING ? "string \"" : "status \"") + text + "\"";
+    }
+    case REDIS_REPLY_ARRAY: {
+      std::string text = "array of " + std::to_string(reply->elements) + ": [";
+      for (std::size_t i = 0; i < reply->elements && i < 4; ++i) {
+        if (i > 0) text += ", ";
+        text += describe_reply(reply->element[i]);
+      }
+      return text + (reply->elements > 4 ? ", ...]" : "]");
+    }
+    default:
+      return "reply of type " + std::to_string(reply->type);
+  }
+}
+
+}  // namespace redlock::detail

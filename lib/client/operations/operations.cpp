@@ -1,0 +1,177 @@
+#include "client/operations/operations.hpp"
+
+#include "client/engine/engine.hpp"
+#include "client/kinds/kind.hpp"
+#include "client/kinds/lock_state.hpp"
+#include "client/operations/observe.hpp"
+#include "client/rounds/round.hpp"
+#include "core/validity.hpp"
+
+namespace redlock::detail {
+
+using core::Clock;
+using std::chrono::milliseconds;
+
+milliseconds diagnostic_timeout(const Engine& engine) {
+  const auto configured = engine.options().node_timeout;
+  return configured.count() > 0 ? configured : milliseconds(200);
+}
+
+std::string quote_key(std::string_view key) {
+  constexpr std::size_t shown = 64;
+  std::string text = "\"";
+  // Keys are binary. A NUL would cut the message short wherever it is handled as a C
+  // string, and other control bytes garble logs, so they (and the quoting characters)
+  // are written as \xNN; UTF-8 names stay readable.
+  for (const char c : key.substr(0, shown)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f || c == '"' || c == '\\') {
+      static constexpr char hex[] = "0123456789abcdef";
+      text += "\\x";
+      text += hex[byte >> 4];
+      text += hex[byte & 15];
+    } else {
+      text += c;
+    }
+  }
+  text += key.size() > shown ? "...\" (" + std::to_string(key.size()) + " bytes)" : "\"";
+  return text;
+}
+
+Released released_from(const std::vector<NodeOutcome>& outcomes) {
+  Released released;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == NodeStatus::granted) ++released.deleted;
+  }
+  if (released.deleted == 0) released.outcomes = outcomes;
+  return released;
+}
+
+Error cancelled_error(std::string_view what) {
+  return Error(make_error_code(errc::cancelled), std::string(what) + ": the client closed");
+}
+
+namespace {
+
+std::string elapsed_ms(Clock::time_point since, Clock::time_point now) {
+  return std::to_string(std::chrono::duration_cast<milliseconds>(now - since).count()) + " ms";
+}
+
+/// The error of a failed round, with the round's summary and, when no node answered at
+/// all, the likeliest cause.
+Error round_error(errc code, std::string what, const RoundResult& round, const char* verb,
+                  milliseconds node_timeout) {
+  auto message = std::move(what) + round.summary(verb);
+  if (round.no_node_answered()) {
+    message += "; no node answered within " + std::to_string(node_timeout.count()) +
+               " ms: is node_timeout below the round trip to the nodes?";
+  }
+  return Error(make_error_code(code), std::move(message), round.outcomes);
+}
+
+}  // namespace
+
+void start_extend(const std::shared_ptr<Engine>& engine, std::shared_ptr<const Held> held,
+                  std::string key, std::string value, milliseconds ttl, ExtendDone done) {
+  auto what = "extend " + describe_lock(held.get(), key);
+  if (!engine->accepting()) return done(cancelled_error(what));
+  const auto timeout = engine->node_timeout(ttl);
+  const int quorum = quorum_of(held.get());
+  run_round(
+      *engine,
+      [&](Node& node, NodeCallback reply) {
+        send_extend(node, held.get(), key, value, ttl, timeout, std::move(reply));
+      },
+      vote_owner_action,
+      [engine, key, what = std::move(what), ttl, timeout,
+       done = std::move(done)](RoundResult& round) {
+        observe_lock(*engine, key, LockOperation::extend, round);
+        if (round.cancelled && !engine->open()) return done(cancelled_error(what));
+        if (auto wrong = wrong_kind_error(round, [&] { return what; })) {
+          return done(std::move(*wrong));
+        }
+        if (!round.reached()) {
+          const auto code = round.failure == core::FailureKind::unreachable
+                                ? errc::quorum_unreachable
+                                : errc::not_held;
+          return done(round_error(code, what + " failed: ", round, "extended", timeout));
+        }
+        const auto valid_until = core::valid_until(round.start, ttl, engine->drift());
+        if (!core::still_valid(valid_until, Clock::now())) {
+          auto message = what + ": a quorum extended after " +
+                         elapsed_ms(round.start, Clock::now()) + ", leaving no validity";
+          return done(Error(make_error_code(errc::validity_expired), std::move(message),
+                            std::move(round.outcomes)));
+        }
+        done(valid_until);
+      },
+      quorum);
+}
+
+void start_extend(const LockState& lock, milliseconds ttl, ExtendDone done) {
+  start_extend(lock.engine, lock.held, lock.resource, lock.value, ttl, std::move(done));
+}
+
+void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
+                   milliseconds node_timeout, ReleaseDone done) {
+  auto names =
+      std::make_shared<const std::pair<std::string, std::string>>(std::move(key), std::move(value));
+  start_release(engine, names, nullptr, names->first, names->second, node_timeout, std::move(done));
+}
+
+void start_release(const std::shared_ptr<LockState>& lock, milliseconds node_timeout,
+                   ReleaseDone done) {
+  start_release(lock->engine, lock, lock->held.get(), lock->resource, lock->value, node_timeout,
+                std::move(done));
+}
+
+void start_release(const std::shared_ptr<Engine>& engine, std::shared_ptr<const void> keeper,
+                   const Held* held, const std::string& key, const std::string& value,
+                   milliseconds node_timeout, ReleaseDone done) {
+  // Confirmed once no quorum can still hold the value: N - q + 1 nodes without it leave
+  // at most q - 1 that may (for a semaphore's larger q, fewer than q confirmations).
+  const int nodes = static_cast<int>(engine->node_names().size());
+  const int quorum = quorum_of(held) == 0 ? engine->quorum() : quorum_of(held);
+  run_round(
+      *engine,
+      [&](Node& node, NodeCallback reply) {
+        send_release(node, held, key, value, Announce::yes, node_timeout, std::move(reply));
+      },
+      vote_gone,
+      [engine, keeper, held, key = &key, done = std::move(done)](RoundResult& round) {
+        observe_lock(*engine, *key, LockOperation::release, round);
+        const auto what = [&] { return "release " + describe_lock(held, *key); };
+        if (round.cancelled && !engine->open()) return done(cancelled_error(what()));
+        if (auto wrong = wrong_kind_error(round, what)) return done(std::move(*wrong));
+        if (!round.reached()) {
+          auto message = what() + " not confirmed: " + round.summary("confirmed") +
+                         "; the lock may stay held there until its ttl ends";
+          return done(Error(make_error_code(errc::quorum_unreachable), std::move(message),
+                            std::move(round.outcomes)));
+        }
+        done(released_from(round.outcomes));
+      },
+      nodes - quorum + 1, /*wait_for_all=*/false, /*counts_releases=*/true);
+  // After the sends: a waiter of this client woken now has its acquire queued behind
+  // the release on every connection.
+  if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {
+    for_each_key(held, key,
+                 [&](const std::string& each) { notifier->released_locally(each, value); });
+  }
+}
+
+void start_status(const std::shared_ptr<Engine>& engine, std::string key, milliseconds node_timeout,
+                  StatusDone done) {
+  run_round(
+      *engine,
+      [&](Node& node, NodeCallback reply) { node.inspect(key, node_timeout, std::move(reply)); },
+      vote_owner_action,
+      [engine, key, done = std::move(done)](RoundResult& round) {
+        if (round.cancelled && !engine->open())
+          return done(cancelled_error("status " + quote_key(key)));
+        done(std::move(round.outcomes));
+      },
+      0, /*wait_for_all=*/true);
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,291 @@
+#include "client/rounds/round.hpp"
+
+#include <uv.h>
+
+#include <algorithm>
+
+#include "client/engine/engine.hpp"
+#include "client/rounds/outcome_pool.hpp"
+#include "core/retry.hpp"
+#include "net/closing.hpp"
+
+namespace redlock::detail {
+
+namespace {
+
+struct RoundState;
+void recycle(RoundState* state);
+
+// Handed back by the last node callback. Each callback captures only a pointer and an
+// index, which std::function stores without allocating (a shared_ptr would take one
+// allocation per node per round); the nodes' contract (each callback runs exactly once)
+// is what makes the count exact.
+struct RoundState {
+  core::QuorumRound quorum{1, 1};
+  RoundResult result;
+  std::vector<core::Clock::time_point> sent_at;
+  VoteRule rule = nullptr;
+  bool wait_for_all = false;
+  RoundDecided decided;
+  int callbacks_left = 0;
+  int recording = 0;
+  std::optional<Engine::ReleaseTally> releases;
+
+  void reset(int nodes, int quorum_size, VoteRule vote_rule, bool all) {
+    quorum.reset(nodes, quorum_size);
+    // Field by field, every field of NodeOutcome but the node's name: the outcomes the
+    // last round's caller left keep their strings' storage (run_round assigns the node
+    // names into it).
+    auto outcomes = std::move(result.outcomes);
+    if (outcomes.capacity() == 0) outcomes = take_spare_outcomes();  // the last round's Lock has it
+    outcomes.resize(static_cast<std::size_t>(nodes));
+    for (auto& outcome : outcomes) {
+      outcome.status = NodeStatus::pending;
+      outcome.error = {};
+      outcome.detail.clear();
+      outcome.holder.clear();
+      outcome.remaining_ttl = std::chrono::milliseconds(-1);  // unknown
+      outcome.token = 0;
+      outcome.latency = {};
+    }
+    auto max_tokens = std::move(result.max_tokens);
+    max_tokens.clear();
+    result = RoundResult{};
+    result.outcomes = std::move(outcomes);
+    result.max_tokens = std::move(max_tokens);
+    sent_at.resize(static_cast<std::size_t>(nodes));
+    rule = vote_rule;
+    wait_for_all = all;
+    callbacks_left = 0;
+    recording = 0;
+    releases.reset();
+  }
+
+  void answered(std::size_t index, NodeReply&& reply) {
+    if (releases) releases->landed();
+    --callbacks_left;
+    // The decision's callback may make other nodes answer from inside it (a node closed
+    // there fails its calls at once): the last of them must not free the state under it.
+    ++recording;
+    record(index, std::move(reply));
+    if (--recording == 0 && callbacks_left == 0) recycle(this);
+  }
+
+  void record(std::size_t index, NodeReply&& reply) {
+    const auto now = core::Clock::now();
+    if (!decided) return;  // already reported; a late reply changes nothing
+    auto& outcome = result.outcomes[index];
+    outcome.status = reply.status;
+    outcome.error = reply.error;
+    outcome.detail = std::move(reply.detail);
+    outcome.holder = std::move(reply.holder);
+    outcome.remaining_ttl = reply.remaining_ttl;
+    outcome.token = reply.token;
+    outcome.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - sent_at[index]);
+    if (reply.status == NodeStatus::cancelled) result.cancelled = true;
+    const auto decision = quorum.record(static_cast<int>(index), rule(reply.status), reply.token);
+    if (reply.status == NodeStatus::granted) merge_tokens(reply.tokens);
+    (void)decision;
+    const bool settled = wait_for_all ? quorum.pending() == 0 : quorum.settled();
+    if (settled) report(now);
+  }
+
+  // Like the quorum's max_token, per key: grants recorded up to the decision.
+  void merge_tokens(const std::vector<std::uint64_t>& tokens) {
+    if (tokens.size() > result.max_tokens.size()) result.max_tokens.resize(tokens.size(), 0);
+    for (std::size_t k = 0; k < tokens.size(); ++k) {
+      result.max_tokens[k] = std::max(result.max_tokens[k], tokens[k]);
+    }
+  }
+
+  void report(core::Clock::time_point now) {
+    result.decision = quorum.decision();
+    if (wait_for_all && result.decision == core::Decision::undecided) {
+      result.decision = core::Decision::impossible;
+    }
+    result.failure = quorum.failure_kind();
+    result.grants = quorum.grants_at_decision();
+    result.max_token = quorum.max_token();
+    result.decided_at = now;
+    auto callback = std::move(decided);
+    decided = nullptr;
+    callback(result);
+  }
+};
+
+// Rounds are reused, per loop thread: a state with its vectors costs about ten
+// allocations, and a lock cycle runs two rounds. Only the loop thread touches its own
+// spares. The bound is set by bursts, not by the average: W operations started in step
+// (a loop turn that reads one node's replies decides all of them) hold 2 W rounds at one
+// moment and W the next, and a bound below W freed and allocated the difference on every
+// swing (one new round per cycle at 128 chains with a bound of 64). About 1 KB each.
+constexpr std::size_t max_spare_rounds = 1024;
+thread_local std::vector<std::unique_ptr<RoundState>> spare_rounds;
+
+RoundState* new_round(int nodes, int quorum_size, VoteRule rule, bool wait_for_all) {
+  std::unique_ptr<RoundState> state;
+  if (spare_rounds.empty()) {
+    state = std::make_unique<RoundState>();
+  } else {
+    state = std::move(spare_rounds.back());
+    spare_rounds.pop_back();
+  }
+  state->reset(nodes, quorum_size, rule, wait_for_all);
+  return state.release();
+}
+
+void recycle(RoundState* state) {
+  std::unique_ptr<RoundState> owned(state);
+  owned->decided = nullptr;
+  owned->releases.reset();
+  if (spare_rounds.size() < max_spare_rounds) spare_rounds.push_back(std::move(owned));
+}
+
+}  // namespace
+
+std::optional<Error> wrong_kind_error(const RoundResult& round, FunctionRef<std::string()> what) {
+  for (const auto& outcome : round.outcomes) {
+    if (outcome.error != errc::wrong_kind) continue;
+    return Error(make_error_code(errc::wrong_kind),
+                 what() + ": on " + outcome.node + " " + outcome.detail +
+                     "; a key serves one kind of lock, use another name",
+                 round.outcomes);
+  }
+  return std::nullopt;
+}
+
+core::Vote vote_owner_action(NodeStatus status) {
+  switch (status) {
+    case NodeStatus::granted:
+      return core::Vote::granted;
+    case NodeStatus::held:
+    case NodeStatus::not_held:
+      return core::Vote::refused;
+    default:
+      return core::Vote::failed;
+  }
+}
+
+core::Vote vote_gone(NodeStatus status) {
+  switch (status) {
+    case NodeStatus::granted:
+    case NodeStatus::not_held:
+      return core::Vote::granted;
+    case NodeStatus::held:
+      return core::Vote::refused;
+    default:
+      return core::Vote::failed;
+  }
+}
+
+std::optional<std::chrono::milliseconds> RoundResult::single_holder_ttl() const {
+  const std::string* holder = nullptr;
+  int held = 0;
+  std::optional<std::chrono::milliseconds> shortest;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status != NodeStatus::held) continue;
+    if (holder != nullptr && outcome.holder != *holder) return std::nullopt;
+    holder = &outcome.holder;
+    ++held;
+    if (outcome.remaining_ttl.count() >= 0 && (!shortest || outcome.remaining_ttl < *shortest)) {
+      shortest = outcome.remaining_ttl;
+    }
+  }
+  if (held < quorum) return std::nullopt;
+  return shortest;
+}
+
+std::optional<std::chrono::milliseconds> RoundResult::split_clears_in() const {
+  // A node that had not answered when enough refusals decided the round counts as free:
+  // its answer is on the way, and a grant is deleted with the others. If it was held, the
+  // attempt comes early and the next refusal reads the TTL it lacked.
+  int may_be_free = 0;
+  std::vector<std::chrono::milliseconds> refusing_ttls;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == NodeStatus::granted || outcome.status == NodeStatus::pending) {
+      ++may_be_free;
+    }
+    if (outcome.status == NodeStatus::held) refusing_ttls.push_back(outcome.remaining_ttl);
+  }
+  return core::split_clears_in(quorum, may_be_free, std::move(refusing_ttls));
+}
+
+std::string RoundResult::single_holder() const {
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == NodeStatus::held) return outcome.holder;
+  }
+  return {};
+}
+
+bool RoundResult::orders_first(std::string_view own_value) const {
+  bool contended = false;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status != NodeStatus::held || outcome.holder.empty()) continue;
+    if (outcome.holder <= own_value) return false;
+    contended = true;
+  }
+  return contended;
+}
+
+bool RoundResult::may_hold_quorum() const {
+  int possible = 0;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status != NodeStatus::held) ++possible;
+  }
+  return possible >= quorum;
+}
+
+bool RoundResult::no_node_answered() const {
+  bool timed_out = false;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == NodeStatus::timeout) {
+      timed_out = true;
+    } else if (outcome.status != NodeStatus::pending) {
+      return false;
+    }
+  }
+  return timed_out;
+}
+
+std::string RoundResult::summary(const char* verb) const {
+  std::string text = std::to_string(grants) + " of " + std::to_string(outcomes.size()) + " nodes " +
+                     verb + " (quorum " + std::to_string(quorum) + ")";
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == NodeStatus::granted) continue;
+    text += "; ";
+    text += describe(outcome);
+  }
+  return text;
+}
+
+void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided decided, int quorum,
+               bool wait_for_all, bool counts_releases) {
+  auto& nodes = engine.nodes();
+  const int n = static_cast<int>(nodes.size());
+  auto* state = new_round(n, quorum == 0 ? engine.quorum() : quorum, rule, wait_for_all);
+  state->decided = std::move(decided);
+  state->result.quorum = state->quorum.quorum();
+  state->result.start = core::Clock::now();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    state->result.outcomes[i].node = engine.node_names()[i];
+  }
+  if (!engine.open()) {
+    // Closed between the post and now: answer on the next loop turn, like a node would.
+    for (auto& outcome : state->result.outcomes) outcome.status = NodeStatus::cancelled;
+    state->result.cancelled = true;
+    net::run_next_turn(engine.loop(), [state] {
+      state->report(core::Clock::now());
+      recycle(state);
+    });
+    return;
+  }
+  state->callbacks_left = n;
+  if (counts_releases) state->releases = engine.count_releases(n);
+  const FanOut fan_out;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    state->sent_at[i] = core::Clock::now();
+    send(*nodes[i], [state, i](NodeReply&& reply) { state->answered(i, std::move(reply)); });
+  }
+}
+
+}  // namespace redlock::detail
