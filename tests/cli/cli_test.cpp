@@ -339,9 +339,9 @@ TEST_F(CliTest, ThreeNodesDownExitsThreeWithEachNodesCause) {
   }
   // A bounded wait waits through the outage, as flock -w waits through a busy server,
   // and then reports the last attempt's causes.
-  for (const auto& command : std::vector<std::vector<std::string>>{
-           {"run", "--wait", "1500ms", "down", "--", "true"},
-           {"acquire", "--wait", "1500ms", "down"}}) {
+  for (const auto& command :
+       std::vector<std::vector<std::string>>{{"run", "--wait", "1500ms", "down", "--", "true"},
+                                             {"acquire", "--wait", "1500ms", "down"}}) {
     auto result = cli(command);
     expect_each_nodes_cause(result);
     EXPECT_GE(result.elapsed, 1500ms) << describe(result);
