@@ -4,8 +4,8 @@
 #include <future>
 #include <stdexcept>
 
+#include "client/engine/node_events.hpp"
 #include "client/loop/timer.hpp"
-#include "client/operations/observe.hpp"
 #include "core/validation.hpp"
 #include "net/endpoint.hpp"
 

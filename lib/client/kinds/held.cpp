@@ -8,6 +8,7 @@
 #include "client/engine/engine.hpp"
 #include "client/kinds/lock_state.hpp"
 #include "client/rounds/round.hpp"
+#include "client/util/messages.hpp"
 #include "scripts/family_scripts.hpp"
 #include "scripts/lock_scripts.hpp"
 

@@ -15,7 +15,6 @@
 #include <redlock/error.hpp>
 
 #include "client/nodes/node.hpp"
-#include "client/operations/operations.hpp"
 #include "client/util/function_ref.hpp"
 
 namespace redlock::detail {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "client/operations/operations.hpp"
+#include "client/util/messages.hpp"
 
 namespace redlock::detail {
 

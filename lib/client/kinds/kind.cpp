@@ -3,6 +3,7 @@
 #include "client/engine/engine.hpp"
 #include "client/kinds/held.hpp"
 #include "client/rounds/round.hpp"
+#include "client/util/messages.hpp"
 
 namespace redlock::detail {
 

@@ -27,10 +27,6 @@ namespace {
 
 using Step = AcquireAction::Step;
 
-std::string elapsed_ms(Clock::time_point since, Clock::time_point now) {
-  return std::to_string(std::chrono::duration_cast<milliseconds>(now - since).count()) + " ms";
-}
-
 errc code_of(AcquireCause cause) {
   switch (cause) {
     case AcquireCause::conflict:

@@ -9,17 +9,13 @@
 #include <redlock/observer.hpp>
 #include <redlock/options.hpp>
 
+#include "client/engine/node_events.hpp"
 #include "core/validity.hpp"
-#include "net/connection.hpp"
 
 namespace redlock::detail {
 
 class Engine;
 struct RoundResult;
-
-inline bool observed(const Options& options) noexcept {
-  return options.observer != nullptr || options.log != nullptr;
-}
 
 /// An acquire attempt ended with `round` (of a lock() called at `started`); `error` is
 /// empty for an acquired lock.
@@ -39,10 +35,5 @@ void observe_lock(const Engine& engine, std::string_view key, LockOperation oper
 /// The watchdog extended (error null) or lost the lock.
 void observe_watchdog(const Engine& engine, std::string_view key, const Error* lost,
                       core::Clock::time_point valid_until);
-
-/// `connection` with the node callbacks that report to `options`' observer and log sink
-/// (unchanged when neither is set).
-net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
-                                          const Options& options);
 
 }  // namespace redlock::detail

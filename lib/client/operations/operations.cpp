@@ -17,27 +17,6 @@ milliseconds diagnostic_timeout(const Engine& engine) {
   return configured.count() > 0 ? configured : milliseconds(200);
 }
 
-std::string quote_key(std::string_view key) {
-  constexpr std::size_t shown = 64;
-  std::string text = "\"";
-  // Keys are binary. A NUL would cut the message short wherever it is handled as a C
-  // string, and other control bytes garble logs, so they (and the quoting characters)
-  // are written as \xNN; UTF-8 names stay readable.
-  for (const char c : key.substr(0, shown)) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f || c == '"' || c == '\\') {
-      static constexpr char hex[] = "0123456789abcdef";
-      text += "\\x";
-      text += hex[byte >> 4];
-      text += hex[byte & 15];
-    } else {
-      text += c;
-    }
-  }
-  text += key.size() > shown ? "...\" (" + std::to_string(key.size()) + " bytes)" : "\"";
-  return text;
-}
-
 Released released_from(const std::vector<NodeOutcome>& outcomes) {
   Released released;
   for (const auto& outcome : outcomes) {
@@ -47,15 +26,7 @@ Released released_from(const std::vector<NodeOutcome>& outcomes) {
   return released;
 }
 
-Error cancelled_error(std::string_view what) {
-  return Error(make_error_code(errc::cancelled), std::string(what) + ": the client closed");
-}
-
 namespace {
-
-std::string elapsed_ms(Clock::time_point since, Clock::time_point now) {
-  return std::to_string(std::chrono::duration_cast<milliseconds>(now - since).count()) + " ms";
-}
 
 /// The error of a failed round, with the round's summary and, when no node answered at
 /// all, the likeliest cause.

@@ -14,6 +14,7 @@
 #include <redlock/result.hpp>
 
 #include "client/kinds/lock_state.hpp"
+#include "client/util/messages.hpp"
 #include "client/util/small_function.hpp"
 
 namespace redlock::detail {
@@ -68,12 +69,5 @@ void start_status(const std::shared_ptr<Engine>& engine, std::string key,
 /// have no ttl to derive one from: the configured node_timeout, else generous enough for
 /// a remote node.
 std::chrono::milliseconds diagnostic_timeout(const Engine& engine);
-
-/// A key as it appears in messages: quoted, control bytes and quotes as \xNN, cut after
-/// 64 bytes.
-std::string quote_key(std::string_view key);
-
-/// errc::cancelled, "client closed".
-Error cancelled_error(std::string_view what);
 
 }  // namespace redlock::detail

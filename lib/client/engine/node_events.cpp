@@ -1,0 +1,68 @@
+#include "client/engine/node_events.hpp"
+
+#include <memory>
+#include <string>
+
+namespace redlock::detail {
+
+net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
+                                          const Options& options) {
+  if (!observed(options)) return connection;
+  // Shared by the callbacks of this node's connection (loop thread only).
+  struct NodeState {
+    std::string node;
+    std::shared_ptr<Observer> observer;
+    LogSink log;
+    LogLevel log_level;
+    bool ever_ready = false;
+    bool up = false;
+    bool failing = false;  // failed since it was last up (or since the start)
+
+    void report(NodeEventKind kind, std::error_code error, std::string_view detail, LogLevel level,
+                const std::string& line) const {
+      if (log && level >= log_level) log(level, "node " + node + " " + line);
+      if (observer) observer->on_node({node, kind, error, detail});
+    }
+  };
+  auto state = std::make_shared<NodeState>(
+      NodeState{connection.endpoint.display, options.observer, options.log, options.log_level});
+  auto ready = std::move(connection.on_ready);
+  connection.on_ready = [state, ready = std::move(ready)] {
+    if (!state->ever_ready) {
+      state->report(NodeEventKind::connected, {}, {}, LogLevel::debug, "connected");
+    } else if (!state->up) {
+      state->report(NodeEventKind::reconnected, {}, {}, LogLevel::info, "is back up");
+    }
+    state->ever_ready = true;
+    state->up = true;
+    state->failing = false;
+    if (ready) ready();
+  };
+  // Down is a warning; so is the first failed connect of a node that was never up. The
+  // reconnects that fail after either are debug lines: a node that stays down would
+  // otherwise log once per backoff.
+  connection.on_script_reloaded = [state](std::string_view script) {
+    state->report(NodeEventKind::script_reloaded, {}, script, LogLevel::info,
+                  "had lost the " + std::string(script) + " script (NOSCRIPT): sent it again");
+  };
+  connection.on_overloaded = [state](std::string_view detail) {
+    state->report(NodeEventKind::overloaded, make_error_code(errc::overloaded), detail,
+                  LogLevel::warning, "refused a command: " + std::string(detail));
+  };
+  connection.on_failed = [state](std::error_code error, std::string_view detail) {
+    if (state->up) {
+      state->up = false;
+      state->failing = true;
+      state->report(NodeEventKind::down, error, detail, LogLevel::warning,
+                    "down: " + std::string(detail));
+      return;
+    }
+    const auto level = state->failing ? LogLevel::debug : LogLevel::warning;
+    state->failing = true;
+    state->report(NodeEventKind::connect_failed, error, detail, level,
+                  "connect failed: " + std::string(detail));
+  };
+  return connection;
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,22 @@
+#pragma once
+// A node's connection events (connected, down, back up, a script reloaded, overloaded)
+// reported to the client's observer and log sink. Set on each connection when the engine
+// makes its nodes, below every operation: these events belong to the node, not to a lock.
+
+#include <redlock/options.hpp>
+
+#include "net/connection.hpp"
+
+namespace redlock::detail {
+
+/// Whether the client reports anything: an unobserved client pays one branch per event.
+inline bool observed(const Options& options) noexcept {
+  return options.observer != nullptr || options.log != nullptr;
+}
+
+/// `connection` with the node callbacks that report to `options`' observer and log sink
+/// (unchanged when neither is set).
+net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
+                                          const Options& options);
+
+}  // namespace redlock::detail
