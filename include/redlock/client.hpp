@@ -59,8 +59,10 @@ class REDLOCK_EXPORT Client {
   Client& operator=(const Client&) = delete;
 
   /// One attempt: send the acquire to all nodes at once, decide as soon as the outcome is
-  /// settled. errc::conflict when held by another, errc::quorum_unreachable when too many
-  /// nodes failed.
+  /// settled. errc::conflict when held by another with a quorum reachable (also with a
+  /// minority of nodes down), errc::quorum_unreachable when more than N - quorum nodes
+  /// failed; the error then lists every node's outcome (the round waits for each node's
+  /// answer or deadline).
   Result<Lock> try_lock(std::string_view key, std::chrono::milliseconds ttl);
   /// try_lock() without waiting; see the callback contract above.
   void try_lock_async(std::string_view key, std::chrono::milliseconds ttl, LockCallback callback);
@@ -73,7 +75,10 @@ class REDLOCK_EXPORT Client {
   /// jitter) while the holder changes, backing off to once a second while one holder
   /// stays. Every failed
   /// attempt is retried until the deadline, quorum_unreachable included (a node may come
-  /// back) unless LockOptions::fail_fast; the error returned is the last attempt's.
+  /// back; such attempts back off from retry_delay to once a second) unless
+  /// LockOptions::fail_fast; the error returned is the last attempt's. Every acquisition
+  /// below (read_lock, write_lock, acquire_permit, lock_all) runs this same acquisition
+  /// and honours every LockOptions field the same way; only its scripts and quorum differ.
   /// LockOptions::stop cancels the call (errc::cancelled) from any thread.
   Result<Lock> lock(std::string_view key, const LockOptions& options);
   /// lock() without waiting; see the callback contract above. LockOptions::stop cancels it:

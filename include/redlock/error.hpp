@@ -13,10 +13,14 @@
 namespace redlock {
 
 /// Error codes of the `redlock` category. Not getting a lock is an ordinary outcome
-/// (`conflict`), distinct from infrastructure trouble (`quorum_unreachable`).
+/// (`conflict`), distinct from infrastructure trouble (`quorum_unreachable`). The rule,
+/// the same for every kind of lock: an attempt is `quorum_unreachable` only when more than
+/// N - quorum nodes failed (down, timed out, erroring), so that the nodes not failing
+/// could not form a quorum; otherwise other holders' refusals made the difference and it
+/// is a `conflict`. One node of five down never turns a held lock into an outage.
 enum class errc {
-  conflict = 1,        ///< Another owner holds the lock on enough nodes that no quorum is possible.
-  quorum_unreachable,  ///< Too many nodes are down, slow or erroring for a quorum to form.
+  conflict = 1,        ///< Other owners' refusals left no quorum possible; a quorum was reachable.
+  quorum_unreachable,  ///< More than N - quorum nodes are down, slow or erroring.
   validity_expired,    ///< A quorum agreed, but so late that no validity was left (TTL too short).
   timeout,             ///< A node did not answer before its deadline.
   cancelled,           ///< The client closed, or the caller's stop token asked to stop.

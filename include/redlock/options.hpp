@@ -57,7 +57,9 @@ struct Options {
   /// waiter tries sooner when it learns the key is or will be free (a release announced,
   /// the entries that refused a split vote expiring so as to leave a quorum free), and
   /// after a split vote, within a round trip plus a span of node_timeout / 4 doubling per
-  /// split (README).
+  /// split (README). Attempts that find no quorum reachable wait instead from retry_delay,
+  /// doubling per attempt, up to a second (half of it at random), whatever wakes come.
+  /// The same schedule for every kind of lock.
   milliseconds retry_delay{100};
   milliseconds retry_jitter{50};
 
@@ -101,13 +103,17 @@ struct Options {
   LogLevel log_level = LogLevel::info;
 };
 
-/// Options of one lock acquisition.
+/// Options of one lock acquisition. Every field means the same for every kind of lock
+/// (lock, try_lock, read_lock, write_lock, acquire_permit, lock_all, their *_async forms
+/// and the Asio operations): they share one acquisition (docs/control.md).
 struct LockOptions {
   /// Time to live of the lock on each node. Must be > 0, > 2 x node_timeout and at most a
   /// year (a longer one is almost certainly a unit mistake).
   milliseconds ttl{30'000};
-  /// How long lock() may keep trying while the lock is held by another. 0 = one attempt;
-  /// milliseconds::max() = until acquired (or the client closes).
+  /// How long an acquisition may keep trying while the lock is held by another or no
+  /// quorum is reachable (unless fail_fast). 0 = one attempt; milliseconds::max() = until
+  /// acquired, stopped or the client closes. Attempts that find no quorum reachable back
+  /// off from the client's retry_delay, doubling, to a second.
   milliseconds wait{0};
   /// Attempts in total while waiting, the first included. 0 = no limit but `wait`.
   int max_attempts = 0;
@@ -135,16 +141,17 @@ struct LockOptions {
   /// throws is caught and reported on stderr.
   std::function<void(const Error&)> on_lost{};  // {}: designated initializers stay -Wextra clean
 
-  /// Cancels the acquisition: once a stop is requested (from any thread), lock() and
-  /// lock_async() end with errc::cancelled within a loop turn, whether waiting between
-  /// attempts or with an attempt on the wire; whatever that attempt got is released on
+  /// Cancels the acquisition: once a stop is requested (from any thread), an acquisition
+  /// of any kind, sync or async, ends with errc::cancelled within a loop turn, whether waiting
+  /// between attempts or with an attempt on the wire; whatever that attempt got is released on
   /// every node, and the waiter leaves the client's queue for the key (a wake it held
   /// passes to the next waiter). A stop requested before the call makes no attempt.
   /// No effect once the lock is acquired. The default token never stops.
   std::stop_token stop{};
-  /// Give up at the first attempt that finds a quorum unreachable (too many nodes down,
-  /// slow or erroring) with errc::quorum_unreachable, instead of retrying until `wait`
-  /// ends. Conflicts (another holder) are still waited out.
+  /// Give up at the first attempt that finds a quorum unreachable (more than N - quorum
+  /// nodes down, slow or erroring) with errc::quorum_unreachable, instead of retrying
+  /// until `wait` ends. Conflicts (another holder, also with a minority of nodes down)
+  /// are still waited out.
   bool fail_fast = false;
   /// auto_extend only: the watchdog never extends the validity past acquisition +
   /// max_hold. At the first tick whose extension would, it stops extending, marks the
