@@ -74,7 +74,7 @@ struct AttemptFacts {
   /// the earliest of its holders') can expire.
   std::optional<std::chrono::milliseconds> holder_expires_in;
   /// The value of that holder ("" if none): a new one is looked at again sooner.
-  std::string_view holder;
+  std::string holder;
   /// That holder's release was already announced: it is leaving.
   bool leaving = false;
   /// A release of the key was announced while this attempt was on the wire.

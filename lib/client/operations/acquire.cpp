@@ -134,7 +134,7 @@ class AcquireOperation final : public Cancellable,
 
   // Carries out what the machine decided.
   void act(const AcquireAction& action) {
-    if (action.release_attempt && last_round_) release_leftovers(*last_round_);
+    if (action.release_attempt) release_leftovers();
     switch (action.step) {
       case Step::none:
         return;
@@ -177,7 +177,7 @@ class AcquireOperation final : public Cancellable,
     last_round_ = std::move(round);
     auto& decided = *last_round_;
     // Stopped or closed while the attempt was on the wire: what it got is released.
-    if (machine_.done()) return release_leftovers(decided);
+    if (machine_.done()) return release_leftovers();
     if (decided.cancelled && !engine_->open()) {
       observe_attempt(*engine_, kind_.key(), machine_.attempts(), decided,
                       make_error_code(errc::cancelled), machine_.started());
@@ -204,10 +204,10 @@ class AcquireOperation final : public Cancellable,
 
   // What the waiter queue and the refusals say, for the retry schedule.
   void read_waiting_facts(const RoundResult& round, core::AttemptFacts& facts) {
-    const auto holder = kind_.holder_on_quorum(round);
+    auto holder = kind_.holder_on_quorum(round);
     facts.holder_on_quorum = holder.on_quorum;
     facts.holder_expires_in = holder.expires_in;
-    facts.holder = holder.value;
+    facts.holder = std::move(holder.value);
     const bool holder_seen = holder.on_quorum && holder.expires_in && kind_.sleeps_on_holder();
     facts.leaving = holder.on_quorum &&
                     engine_->notifier().announced_released(*watch_id_, round.single_holder());
@@ -308,9 +308,13 @@ class AcquireOperation final : public Cancellable,
   // quorum may be the holder other clients' waiters saw, so its release is announced;
   // split votes stay unannounced (node.hpp, Announce). A writer's intent stays while it
   // waits (it keeps new readers out).
-  void release_leftovers(const RoundResult& round) {
-    const std::string value = std::move(value_);
+  void release_leftovers() {
+    if (!last_round_) return;
+    // Moved out before anything is sent: the attempt is over, and a reference into
+    // last_round_ would dangle once it is reset.
+    const RoundResult round = std::move(*last_round_);
     last_round_.reset();
+    const std::string value = std::move(value_);
     if (!engine_->open() || value.empty()) return;
     auto& nodes = engine_->nodes();
     const auto announce = round.may_hold_quorum() ? Announce::yes : Announce::no;
