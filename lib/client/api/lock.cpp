@@ -2,8 +2,10 @@
 
 #include <redlock/lock.hpp>
 
+#include "client/calls/async_call.hpp"
 #include "client/calls/sync_call.hpp"
 #include "client/engine/engine.hpp"
+#include "client/kinds/held.hpp"
 #include "client/kinds/lock_state.hpp"
 #include "client/loop/user_callback.hpp"
 #include "client/operations/lock_extension.hpp"
@@ -20,6 +22,11 @@ namespace {
 
 const std::string empty_string;
 const std::vector<NodeOutcome> no_outcomes;
+
+std::optional<Error> invalid_ttl(std::string_view what, std::optional<std::string> problem) {
+  if (!problem) return std::nullopt;
+  return Error(make_error_code(errc::invalid_argument), std::string(what) + ": " + *problem);
+}
 
 Error moved_from_error(std::string_view action) {
   return Error(make_error_code(errc::not_held), std::string(action) + ": this Lock was moved from");
@@ -153,8 +160,8 @@ bool Lock::owned() const noexcept {
 Result<void> Lock::extend(milliseconds ttl) {
   if (!state_) return moved_from_error("extend");
   auto& engine = *state_->engine;
-  if (auto problem = core::check_ttl(ttl, engine.options().node_timeout)) {
-    return Error(make_error_code(errc::invalid_argument), "extend: " + *problem);
+  if (auto problem = invalid_ttl("extend", core::check_ttl(ttl, engine.options().node_timeout))) {
+    return *problem;
   }
   auto extended = detail::call_sync<core::Clock::time_point>(
       engine, "extend",
@@ -196,6 +203,40 @@ Result<void> Lock::unlock() {
                                                       });
   if (!released) return std::move(released).error();
   return {};
+}
+
+void Lock::extend_async(milliseconds ttl, std::function<void(Result<void>)> done) {
+  if (!state_) {
+    return done(Error(make_error_code(errc::not_held), "extend: this Lock was moved from"));
+  }
+  detail::call_async<void>(
+      *state_->engine, "extend_async", "extend " + detail::quote_key(state_->resource),
+      invalid_ttl("extend", core::check_ttl(ttl, state_->engine->options().node_timeout)),
+      [state = state_, ttl](auto deliver) {
+        detail::extend_lock(state, ttl, [deliver](Result<core::Clock::time_point> extended) {
+          if (!extended) return deliver(std::move(extended).error());
+          deliver({});
+        });
+      },
+      std::move(done));
+}
+
+std::vector<std::string> Lock::resources() const {
+  if (!state_) return {};
+  if (state_->held && state_->held->primitive == detail::Primitive::keys) return state_->held->keys;
+  return {state_->resource};
+}
+
+std::optional<std::uint64_t> Lock::fencing_token(std::string_view key) const {
+  if (!state_) return std::nullopt;
+  const auto& held = state_->held;
+  if (held && held->primitive == detail::Primitive::keys) {
+    for (std::size_t i = 0; i < held->keys.size() && i < state_->tokens.size(); ++i) {
+      if (held->keys[i] == key) return state_->tokens[i];
+    }
+    return std::nullopt;
+  }
+  return key == state_->resource ? state_->token : std::nullopt;
 }
 
 }  // namespace redlock
