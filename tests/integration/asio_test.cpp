@@ -131,31 +131,6 @@ TEST_F(AsioTest, PlainHandlersCompleteOnTheirExecutorNeverOnTheLoopThread) {
   EXPECT_NE(plain.get_future().get(), loop);
 }
 
-TEST_F(AsioTest, CancellationSlotEndsAWaitingLock) {
-  auto holder = Client::create(options())->try_lock("k", 30s);
-  ASSERT_TRUE(holder);
-  auto client = Client::create(options());
-  ::asio::io_context io;
-  ::asio::cancellation_signal cancel;
-  std::optional<Result<Lock>> result;
-  Clock::time_point emitted;
-  asio::async_lock(
-      *client, "k", {.ttl = 10s, .wait = 20s},
-      ::asio::bind_cancellation_slot(cancel.slot(), ::asio::bind_executor(io, [&](Result<Lock> r) {
-                                       result.emplace(std::move(r));
-                                     })));
-  ::asio::steady_timer timer(io, 100ms);
-  timer.async_wait([&](std::error_code) {
-    emitted = Clock::now();
-    cancel.emit(::asio::cancellation_type::terminal);
-  });
-  io.run();
-  ASSERT_TRUE(result.has_value());
-  ASSERT_FALSE(*result);
-  EXPECT_EQ(result->error(), errc::cancelled);
-  EXPECT_LT(ms_since(emitted), 200);
-}
-
 TEST_F(AsioTest, AwaitableOperatorCancelsTheLoser) {
   auto holder = Client::create(options())->try_lock("k", 30s);
   ASSERT_TRUE(holder);
