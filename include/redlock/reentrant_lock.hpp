@@ -35,7 +35,9 @@ class REDLOCK_EXPORT ReentrantLock {
   /// owner can never re-enter a lock it may no longer hold.
   Result<void> reenter();
   /// Leaves once. The last leave releases the lock on the nodes (Lock::unlock(), whose
-  /// error it returns). One more unlock() than holds is errc::not_held and sends nothing.
+  /// error it returns); if that release fails, the hold stays counted (holds() == 1) and
+  /// unlock() may be called again to send it again. One more unlock() than holds is
+  /// errc::not_held and sends nothing.
   Result<void> unlock();
   /// Current hold count: 0 once released.
   int holds() const;

@@ -67,6 +67,29 @@ TEST_F(ReentrantLockTest, AnUnbalancedUnlockIsRefusedAndCannotReleaseANewHolder)
   EXPECT_EQ(lock.reenter().code(), make_error_code(errc::not_held)) << "re-entered a released lock";
 }
 
+// The last unlock's release cannot reach a quorum (three nodes paused): the hold must
+// stay counted, so that unlock() can be called again once the nodes answer, as
+// Lock::unlock() can.
+TEST_F(ReentrantLockTest, AFailedLastUnlockKeepsItsHoldSoThatUnlockCanBeRetried) {
+  auto client = Client::create(options());
+  auto taken = client->try_lock("job", 10s);
+  ASSERT_TRUE(taken);
+  const std::string value = taken->value();
+  ReentrantLock lock(std::move(*taken));
+  ASSERT_TRUE(lock.reenter());
+  ASSERT_TRUE(lock.unlock());
+  for (std::size_t node : {0, 1, 2}) cluster()[node].pause();
+  auto failed = lock.unlock();
+  for (std::size_t node : {0, 1, 2}) cluster()[node].resume();
+  ASSERT_FALSE(failed) << "a release no quorum confirmed was reported as done";
+  EXPECT_EQ(lock.holds(), 1) << "the hold was counted down although the release failed";
+  auto retried = lock.unlock();
+  ASSERT_TRUE(retried) << retried.error().message();
+  EXPECT_EQ(lock.holds(), 0);
+  EXPECT_EQ(nodes_holding("job", value), 0);
+  EXPECT_EQ(lock.unlock().code(), make_error_code(errc::not_held));
+}
+
 TEST_F(ReentrantLockTest, ALockThatExpiredWhileNestedCannotBeReentered) {
   auto client = Client::create(options());
   auto taken = client->try_lock("job", 300ms);

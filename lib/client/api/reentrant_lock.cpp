@@ -31,8 +31,15 @@ Result<void> ReentrantLock::unlock() {
                  "unlock " + detail::quote_key(lock_.resource()) +
                      ": more unlock() calls than holds; the lock was already released");
   }
-  if (--holds_ > 0) return {};
-  return lock_.unlock();
+  if (holds_ > 1) {
+    --holds_;
+    return {};
+  }
+  // The last hold is given up only once the release is: a release no quorum confirmed
+  // may be sent again by calling unlock() again, as with Lock::unlock().
+  auto released = lock_.unlock();
+  if (released) holds_ = 0;
+  return released;
 }
 
 int ReentrantLock::holds() const {
