@@ -16,12 +16,13 @@ namespace {
 // another kind and left untouched. The check runs on every call, so it is kept to O(1)
 // where it can be: a hash's fields are all read anyway and each is checked with byte
 // compares (role, length, a numeric expiry); of a sorted set, whose members the calls
-// otherwise never read, the `sample` members of lowest score are checked in full
-// (every call checking every member doubled a 16-permit semaphore's cost on the nodes).
+// otherwise never read, exactly the members a call may remove or rank below its own are
+// checked: the one of lowest score, and all whose score has passed (the purge's) when
+// that one's has. Every call checking every member doubled a 16-permit semaphore's cost
+// on the nodes; a semaphore in use has a live lowest member, so a call checks one.
 constexpr std::string_view prelude = R"lua(
 local kind = redis.call('TYPE', KEYS[1])['ok']
-local function ours(entries, roles)
-  if redis.call('PTTL', KEYS[1]) < 0 then return false end
+local function shaped(entries, roles)
   for n = 1, #entries, 2 do
     local name = entries[n]
     if roles then
@@ -36,7 +37,9 @@ local function ours(entries, roles)
   end
   return true
 end
-local sample = 3
+local function ours(entries, roles)
+  return redis.call('PTTL', KEYS[1]) >= 0 and shaped(entries, roles)
+end
 local function wrong_kind(allowed)
   if kind ~= 'none' and kind ~= allowed then return {-1, kind} end
   return nil
@@ -51,11 +54,21 @@ end
 constexpr std::string_view semaphore_common = R"lua(
 local bad = wrong_kind('zset')
 if bad then return bad end
-if kind == 'zset' and not ours(redis.call('ZRANGE', KEYS[1], 0, sample - 1, 'WITHSCORES'), false) then
-  return {-1, kind}
-end
 local now = now_ms()
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+-- The holder of lowest score: the first whose entry can expire. While it is live no entry
+-- has expired and there is nothing to purge.
+local first = {}
+if kind == 'zset' then
+  first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if not ours(first, false) then return {-1, kind} end
+  if tonumber(first[2]) <= now then
+    if not shaped(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES'), false) then
+      return {-1, kind}
+    end
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+    first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  end
+end
 local function expire_with_last()
   local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
   if last[2] then redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(last[2]) - now)) end
@@ -65,7 +78,6 @@ end
 constexpr std::string_view semaphore_acquire_body = R"lua(
 local holders = redis.call('ZCARD', KEYS[1])
 if holders >= tonumber(ARGV[3]) then
-  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   return {0, math.floor(tonumber(first[2]) - now), first[1], holders .. ' live holders'}
 end
 redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
@@ -95,24 +107,30 @@ local bad = wrong_kind('hash')
 if bad then return bad end
 local fields = {}
 if kind == 'hash' then
+  if redis.call('PTTL', KEYS[1]) < 0 then return {-1, kind} end
   fields = redis.call('HGETALL', KEYS[1])
-  if not ours(fields, true) then return {-1, kind} end
 end
 local now = now_ms()
 local live = {r = {}, w = {}, i = {}}
 local longest = 0
+-- Every field is checked before any is deleted: the shape test and the holders' reading
+-- share one pass.
+local expired = {}
 for n = 1, #fields, 2 do
+  local name = fields[n]
   local expiry = tonumber(fields[n + 1])
+  local role = live[string.sub(name, 1, 1)]
+  if not role or not expiry or #name ~= 34 or string.byte(name, 2) ~= 58 then
+    return {-1, kind}
+  end
   if expiry <= now then
-    redis.call('HDEL', KEYS[1], fields[n])
+    expired[#expired + 1] = name
   else
-    local role = string.sub(fields[n], 1, 1)
-    if live[role] then
-      table.insert(live[role], {string.sub(fields[n], 3), expiry - now})
-    end
+    table.insert(role, {string.sub(name, 3), expiry - now})
     if expiry > longest then longest = expiry end
   end
 end
+for _, name in ipairs(expired) do redis.call('HDEL', KEYS[1], name) end
 local function stamp(field, ttl)
   local expiry = now + tonumber(ttl)
   redis.call('HSET', KEYS[1], field, string.format('%.0f', expiry))

@@ -181,6 +181,35 @@ TEST_F(SemaphoreTest, WaiterIsWokenByAReleaseNotPolling) {
   EXPECT_LT(handoff, 3s) << "the waiter polled instead of being notified";
 }
 
+// A permit freed without an announcement (its holder's entry deleted by hand, or expired)
+// while a waiter of the client sleeps: a newcomer's first attempt takes it. Queued behind
+// the sleeping waiter, as an exclusive lock's newcomer is, it would wait for that
+// waiter's next look (seconds at this retry_delay) for a permit free now.
+TEST_F(SemaphoreTest, ANewcomerTakesAFreedPermitWithoutQueueingBehindWaiters) {
+  auto slow_polling = options();
+  slow_polling.retry_delay = 5s;
+  slow_polling.retry_jitter = 1s;
+  auto holder_client = Client::create(options());
+  auto waiting_client = Client::create(slow_polling);
+  auto held = holder_client->acquire_permit("pool", permits(1, 30s));
+  ASSERT_TRUE(held) << held.error().message();
+  const SemaphoreOptions waiting{.permits = 1, .lock = {.ttl = 10s, .wait = 20s}};
+  auto waiter = std::async(std::launch::async,
+                           [&] { return waiting_client->acquire_permit("pool", waiting); });
+  std::this_thread::sleep_for(300ms);
+  for (std::size_t node = 0; node < 5; ++node) {
+    ASSERT_EQ(cluster()[node].command({"ZREM", "pool", held->value()}).integer, 1);
+  }
+  const auto asked = Clock::now();
+  auto newcomer = waiting_client->acquire_permit("pool", waiting);
+  const auto took = Clock::now() - asked;
+  ASSERT_TRUE(newcomer) << newcomer.error().message();
+  EXPECT_LT(took, 1s) << "the newcomer waited behind the sleeping waiter for a free permit";
+  ASSERT_TRUE(newcomer->unlock());
+  auto first = waiter.get();
+  ASSERT_TRUE(first) << first.error().message();
+}
+
 TEST_F(SemaphoreTest, AKeyOfAnotherKindIsAClearErrorNotAnUnreachableQuorum) {
   auto client = Client::create(options());
   auto lock = client->try_lock("shared-name", 10s);

@@ -83,6 +83,10 @@ bool Kind::keeps_wake() const noexcept {
   return !held_ || held_->primitive != Primitive::reader;
 }
 
+bool Kind::queues_behind_waiters() const noexcept {
+  return !held_ || held_->primitive != Primitive::permit;
+}
+
 std::size_t Kind::key_count() const noexcept {
   return held_ && held_->primitive == Primitive::keys ? held_->keys.size() : 1;
 }

@@ -65,6 +65,12 @@ class Kind {
   /// A holder keeps the wake it was given; a reader passes it on (the next reader may
   /// share the lock too).
   bool keeps_wake() const noexcept;
+  /// A newcomer waits behind this client's earlier waiters of the key instead of racing
+  /// the one woken next: one holder frees the key for one waiter. Not a semaphore's: a
+  /// permit freed while others wait is anyone's, and a holder that asks again at once
+  /// takes it without a wake's round trip (half the cycles of 16 waiters on 4 permits
+  /// when it queued).
+  bool queues_behind_waiters() const noexcept;
   std::size_t key_count() const noexcept;
 
   void send_acquire(Node& node, std::string_view value, std::chrono::milliseconds ttl, bool fencing,

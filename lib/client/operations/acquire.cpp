@@ -109,8 +109,8 @@ class AcquireOperation final : public Cancellable,
  private:
   void on_subscribed() {
     if (machine_.done() || machine_.attempts() > 0) return;
-    const bool others =
-        engine_->accepting() && engine_->notifier().others_waiting_before(*watch_id_);
+    const bool others = engine_->accepting() && kind_.queues_behind_waiters() &&
+                        engine_->notifier().others_waiting_before(*watch_id_);
     if (others) engine_->notifier().wait_for_turn(*watch_id_);
     act(machine_.start(Clock::now(), options_.stop.stop_requested(), engine_->accepting(), others));
   }
