@@ -401,11 +401,8 @@ TEST_F(ClientTest, LockWaitsForTheHolderAndRetriesUntilTheDeadline) {
 TEST_F(ClientTest, WaiterIsWokenByTheReleaseNotPolling) {
   // Polling could not find the release sooner than retry_delay - jitter = 4 s; the
   // announcement on "<key>:released" wakes the waiter at once.
-  auto slow_polling = options();
-  slow_polling.retry_delay = 5s;
-  slow_polling.retry_jitter = 1s;
   auto holder_client = Client::create(options());
-  auto waiter_client = Client::create(slow_polling);
+  auto waiter_client = Client::create(slow_polling());
   auto holder = holder_client->try_lock("orders:19", 30s);
   ASSERT_TRUE(holder);
   auto waiter = std::async(std::launch::async, [&] {

@@ -40,12 +40,7 @@ class ControlTest : public test::LockNodesTest {
  protected:
   /// A client whose retry timer cannot find a release sooner than 4 s: a waiter gets a
   /// released lock sooner only through the release's wake.
-  static std::shared_ptr<Client> slow_retry_client() {
-    auto slow = options();
-    slow.retry_delay = 5s;
-    slow.retry_jitter = 1s;
-    return Client::create(slow);
-  }
+  static std::shared_ptr<Client> slow_retry_client() { return Client::create(slow_polling()); }
 
   /// Takes "k" for 600 ms, extended every 200 ms under the limits in `limits`
   /// (max_hold, max_extensions), and waits for on_lost (at most 3 s).

@@ -39,14 +39,6 @@ class RwLockTest : public test::LockNodesTest {
   }
   /// A release or extend returns once a quorum answered; the last node is a moment behind.
   static void settle() { std::this_thread::sleep_for(50ms); }
-
-  /// A client whose waiters retry only every 5-6 s: one let in sooner was woken.
-  static Options slow_polling() {
-    auto slow = options();
-    slow.retry_delay = 5s;
-    slow.retry_jitter = 1s;
-    return slow;
-  }
 };
 
 TEST_F(RwLockTest, ReadersShareAndAWriterExcludesBoth) {

@@ -156,11 +156,8 @@ TEST_F(SemaphoreTest, WatchdogKeepsAPermitBeyondItsTtl) {
 }
 
 TEST_F(SemaphoreTest, WaiterIsWokenByAReleaseNotPolling) {
-  auto slow_polling = options();
-  slow_polling.retry_delay = 5s;
-  slow_polling.retry_jitter = 1s;
   auto holder_client = Client::create(options());
-  auto waiter_client = Client::create(slow_polling);
+  auto waiter_client = Client::create(slow_polling());
   auto first = holder_client->acquire_permit("pool", permits(2, 30s));
   auto second = holder_client->acquire_permit("pool", permits(2, 30s));
   ASSERT_TRUE(first && second);
@@ -186,11 +183,8 @@ TEST_F(SemaphoreTest, WaiterIsWokenByAReleaseNotPolling) {
 // the sleeping waiter, as an exclusive lock's newcomer is, it would wait for that
 // waiter's next look (seconds at this retry_delay) for a permit free now.
 TEST_F(SemaphoreTest, ANewcomerTakesAFreedPermitWithoutQueueingBehindWaiters) {
-  auto slow_polling = options();
-  slow_polling.retry_delay = 5s;
-  slow_polling.retry_jitter = 1s;
   auto holder_client = Client::create(options());
-  auto waiting_client = Client::create(slow_polling);
+  auto waiting_client = Client::create(slow_polling());
   auto held = holder_client->acquire_permit("pool", permits(1, 30s));
   ASSERT_TRUE(held) << held.error().message();
   const SemaphoreOptions waiting{.permits = 1, .lock = {.ttl = 10s, .wait = 20s}};

@@ -29,9 +29,7 @@ class WaitingTest : public test::LockNodesTest {
   /// A client whose retry timer cannot find a release sooner than 4 s (and not before
   /// the holder's ttl ends once it saw one holder): only a wake gets it the lock sooner.
   static std::shared_ptr<Client> slow_retry_client(std::chrono::milliseconds drift_margin = 2ms) {
-    auto slow = options();
-    slow.retry_delay = 5s;
-    slow.retry_jitter = 1s;
+    auto slow = slow_polling();
     slow.drift_margin = drift_margin;
     return Client::create(slow);
   }

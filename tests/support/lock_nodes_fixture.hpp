@@ -49,6 +49,15 @@ class LockNodesTest : public ::testing::Test {
     return options;
   }
 
+  /// Options whose retry timer cannot find a release sooner than 4 s (retry_delay 5 s,
+  /// jitter 1 s): a waiter that gets a released lock sooner was woken by its announcement.
+  static Options slow_polling() {
+    auto slow = options();
+    slow.retry_delay = std::chrono::seconds(5);
+    slow.retry_jitter = std::chrono::seconds(1);
+    return slow;
+  }
+
   /// True once `check` holds, polled for up to `limit`. For a node's state right after an
   /// operation returned: it returns at its quorum-th reply, and the other nodes' replies
   /// (and their writes) may still be on their way on a loaded machine.
