@@ -25,7 +25,7 @@ step "configure and build the shared library and the tool in $pkg_build"
 "$cmake" -S "$src" -B "$pkg_build" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="$cxx" ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher} \
   -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_PREFIX=/usr -DREDLOCK_SANITIZE= \
-  -DREDLOCK_BUILD_TESTS=OFF -DREDLOCK_BUILD_TOOLS=ON -DREDLOCK_BUILD_BENCH=OFF \
+  -DBUILD_TESTING=OFF -DREDLOCK_BUILD_TOOLS=ON -DREDLOCK_BUILD_BENCH=OFF \
   -DREDLOCK_BUILD_EXAMPLES=OFF -DCMAKE_DISABLE_FIND_PACKAGE_prometheus-cpp=ON >"$work/configure.log"
 nice -n 5 "$cmake" --build "$pkg_build" -j2 >"$work/build.log"
 
