@@ -51,6 +51,14 @@ foreach(pattern IN ITEMS libredlock.so libredlock.so.*.*.* libredlock.a cmake/re
   endif()
 endforeach()
 
+if(WITH_TOOL)
+  foreach(file IN ITEMS bin/redlock share/man/man1/redlock.1.gz)
+    if(NOT EXISTS "${prefix}/${file}")
+      message(FATAL_ERROR "the tool was built but ${file} was not installed under ${prefix}")
+    endif()
+  endforeach()
+endif()
+
 if(WITH_PROMETHEUS)
   message(STATUS "redlock::prometheus was built: its CMake and pkg-config consumers are checked")
 else()
