@@ -1,39 +1,60 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# Three components, one per Debian package (cmake/RedlockPackaging.cmake): `library` is
-# the shared object users' programs load, `development` everything to build against it
-# (headers, the .so link or the static archive, CMake and pkg-config files), `tool` the
-# redlock command (tools/CMakeLists.txt).
-install(TARGETS redlock EXPORT redlockTargets
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
+# Install components, one per Debian package (cmake/RedlockPackaging.cmake): `library`
+# is the shared object users' programs load, `development` everything to build against it
+# (headers, the .so link, the static archive, CMake and pkg-config files), `tool` the
+# redlock command (tools/CMakeLists.txt), and `prometheus_library` and
+# `prometheus_development` the same two for redlock::prometheus.
+#
+# One install holds both libraries, as libuv's and hiredis's do: libredlock.so.N for
+# redlock::redlock and the plain pkg-config line, libredlock.a for redlock::redlock_static
+# and redlock-static.pc.
+set(_redlock_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/redlock)
+install(TARGETS redlock_shared EXPORT redlockTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library
                 NAMELINK_COMPONENT development
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS redlock_static EXPORT redlockStaticTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/redlock DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         COMPONENT development)
 install(FILES ${PROJECT_BINARY_DIR}/include/redlock/version.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/redlock COMPONENT development)
-install(EXPORT redlockTargets NAMESPACE redlock:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/redlock
+install(EXPORT redlockTargets NAMESPACE redlock:: DESTINATION ${_redlock_cmake_dir}
+        COMPONENT development)
+install(EXPORT redlockStaticTargets NAMESPACE redlock:: DESTINATION ${_redlock_cmake_dir}
         COMPONENT development)
 
-# A shared libredlock brings its dependencies along (the dynamic loader finds them); the
-# static archive leaves them to the consumer's link, so the package config looks them up.
-if(BUILD_SHARED_LIBS)
-  set(REDLOCK_CONFIG_STATIC OFF)
-else()
-  set(REDLOCK_CONFIG_STATIC ON)
+if(TARGET redlock_prometheus)
+  install(TARGETS redlock_prometheus EXPORT redlockPrometheusTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT prometheus_development
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT prometheus_library
+                  NAMELINK_COMPONENT prometheus_development
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/prometheus/include/redlock/prometheus.hpp
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/redlock COMPONENT prometheus_development)
+  install(EXPORT redlockPrometheusTargets NAMESPACE redlock:: DESTINATION ${_redlock_cmake_dir}
+          COMPONENT prometheus_development)
+  get_target_property(_redlock_prometheus_type redlock_prometheus TYPE)
+  if(_redlock_prometheus_type STREQUAL "STATIC_LIBRARY" AND NOT BUILD_SHARED_LIBS)
+    set(REDLOCK_CONFIG_PROMETHEUS_STATIC ON)
+  else()
+    set(REDLOCK_CONFIG_PROMETHEUS_STATIC OFF)
+  endif()
 endif()
+
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/redlockConfig.cmake.in
   ${PROJECT_BINARY_DIR}/redlockConfig.cmake
-  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/redlock)
+  INSTALL_DESTINATION ${_redlock_cmake_dir})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/redlockConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/redlockConfig.cmake ${PROJECT_BINARY_DIR}/redlockConfigVersion.cmake
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/redlock COMPONENT development)
+        DESTINATION ${_redlock_cmake_dir} COMPONENT development)
 
-# redlock.pc finds its prefix from its own place (${pcfiledir}), so that the same file
-# works after `cmake --install --prefix` anywhere, from a .deb, and unpacked elsewhere.
+# The .pc files find their prefix from their own place (${pcfiledir}), so that the same
+# file works after `cmake --install --prefix` anywhere, from a .deb, and unpacked elsewhere.
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
   set(REDLOCK_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
   set(REDLOCK_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
@@ -48,6 +69,20 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
   set(REDLOCK_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
-configure_file(${PROJECT_SOURCE_DIR}/cmake/redlock.pc.in ${PROJECT_BINARY_DIR}/redlock.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/redlock.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
-        COMPONENT development)
+foreach(_redlock_pc IN ITEMS redlock redlock-static)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${_redlock_pc}.pc.in
+                 ${PROJECT_BINARY_DIR}/${_redlock_pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/${_redlock_pc}.pc
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT development)
+endforeach()
+if(TARGET redlock_prometheus)
+  if(REDLOCK_CONFIG_PROMETHEUS_STATIC)
+    set(REDLOCK_PC_PROMETHEUS_BASE redlock-static)
+  else()
+    set(REDLOCK_PC_PROMETHEUS_BASE redlock)
+  endif()
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/redlock-prometheus.pc.in
+                 ${PROJECT_BINARY_DIR}/redlock-prometheus.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/redlock-prometheus.pc
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT prometheus_development)
+endif()

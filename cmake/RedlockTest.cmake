@@ -18,6 +18,8 @@ function(redlock_add_test)
   endif()
   if(T_INTERNAL)
     target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/lib)
+    # Private code is hidden in a shared libredlock; the archive keeps every symbol.
+    list(TRANSFORM T_LIBS REPLACE "^redlock$" redlock_static)
   endif()
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main Threads::Threads)
   if(NOT T_TIMEOUT)

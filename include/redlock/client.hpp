@@ -44,10 +44,15 @@ struct ClientAccess;
 /// on stderr (a Lock it was given is released by its destructor).
 class REDLOCK_EXPORT Client {
  public:
+  /// Receives the result of an asynchronous acquire (lock_async() and the like).
   using LockCallback = std::function<void(Result<Lock>)>;
+  /// Receives the per-node outcomes of status_async().
   using StatusCallback = std::function<void(Result<std::vector<NodeOutcome>>)>;
+  /// Receives the per-node views of inspect_async().
   using InspectCallback = std::function<void(Result<std::vector<NodeView>>)>;
+  /// Receives the result of an operation that returns nothing (release_async()).
   using DoneCallback = std::function<void(Result<void>)>;
+  /// Receives the new validity of extend_async().
   using ExtendCallback = std::function<void(Result<std::chrono::milliseconds>)>;
 
   /// Validates `options` (throws std::invalid_argument naming the bad field or URL),
@@ -102,6 +107,7 @@ class REDLOCK_EXPORT Client {
   /// errc::conflict when a writer holds or waits, errc::wrong_kind when `key` is used as
   /// another kind of lock. Everything else as lock().
   Result<Lock> read_lock(std::string_view key, const LockOptions& options);
+  /// read_lock() without waiting for the result; `callback` as for lock_async().
   void read_lock_async(std::string_view key, LockOptions options, LockCallback callback);
   /// The exclusive hold of the read-write lock `key` (flock -x): granted while no reader
   /// and no other writer holds the key on a majority of nodes. While it waits, each of
@@ -111,6 +117,7 @@ class REDLOCK_EXPORT Client {
   /// so a stream of overlapping readers cannot starve it. With `options.fencing` the
   /// writer gets a fencing token greater than every earlier writer's of the key.
   Result<Lock> write_lock(std::string_view key, const LockOptions& options);
+  /// write_lock() without waiting for the result; `callback` as for lock_async().
   void write_lock_async(std::string_view key, LockOptions options, LockCallback callback);
 
   /// Exclusive locks on every key of `keys`, taken as one: on each node all of them or
@@ -124,6 +131,7 @@ class REDLOCK_EXPORT Client {
   /// (Lock::fencing_token(key)), greater than every earlier holder's of that key, whether
   /// that holder locked it alone or in a set; Lock::fencing_token() stays empty.
   Result<Lock> lock_all(std::span<const std::string> keys, const LockOptions& options);
+  /// lock_all() without waiting for the result; `callback` as for lock_async().
   void lock_all_async(std::span<const std::string> keys, LockOptions options,
                       LockCallback callback);
 

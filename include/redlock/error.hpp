@@ -42,6 +42,8 @@ enum class errc {
 /// The `std::error_category` of `redlock::errc`.
 REDLOCK_EXPORT const std::error_category& category() noexcept;
 
+/// `e` as a std::error_code in the `redlock` category (found by ADL when an errc is
+/// compared with or converted to a std::error_code).
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), category()};
 }
@@ -63,11 +65,11 @@ REDLOCK_EXPORT const char* to_string(NodeStatus status) noexcept;
 
 /// Per-node outcome, so that "why did this fail" needs no debugger.
 struct NodeOutcome {
-  std::string node;  ///< The node's URL with any password removed.
-  NodeStatus status = NodeStatus::pending;
-  std::error_code error;  ///< Set for timeout / connection_error / redis_error.
-  std::string detail;     ///< Redis' own error text, or the connection error's description.
-  std::string holder;     ///< For `held`: the current holder's value when the node reported it.
+  std::string node;                         ///< The node's URL with any password removed.
+  NodeStatus status = NodeStatus::pending;  ///< What the node answered, or why it did not.
+  std::error_code error;                    ///< Set for timeout / connection_error / redis_error.
+  std::string detail;  ///< Redis' own error text, or the connection error's description.
+  std::string holder;  ///< For `held`: the current holder's value when the node reported it.
   std::chrono::milliseconds remaining_ttl{-1};  ///< For `held`: the key's PTTL; -1 when unknown.
   std::uint64_t token = 0;               ///< Fencing: the counter this node returned on a grant.
   std::chrono::microseconds latency{0};  ///< Time from sending until this node answered.
@@ -80,16 +82,21 @@ REDLOCK_EXPORT std::string describe(const NodeOutcome& outcome);
 /// errors), a one-line message, and the per-node outcomes that led to it.
 class Error {
  public:
+  /// No error: an empty code and message.
   Error() = default;
+  /// An error with `code`, the one-line `message` and the per-node outcomes behind it.
   Error(std::error_code code, std::string message, std::vector<NodeOutcome> nodes = {})
       : code_(code), message_(std::move(message)), nodes_(std::move(nodes)) {}
 
+  /// The code: compare with a redlock::errc (`error == errc::conflict`).
   std::error_code code() const noexcept { return code_; }
   /// One line: what failed and, for quorum operations, how many nodes granted and why
   /// each other node did not.
   const std::string& message() const noexcept { return message_; }
+  /// Per node, in the order of Options::nodes; empty for errors that involve no node.
   const std::vector<NodeOutcome>& nodes() const noexcept { return nodes_; }
 
+  /// True when the code is `e` in the `redlock` category.
   bool operator==(errc e) const noexcept { return code_ == make_error_code(e); }
 
  private:
@@ -100,5 +107,9 @@ class Error {
 
 }  // namespace redlock
 
+/// @cond
+// Makes redlock::errc convertible to std::error_code. Left out of the API reference:
+// it specialises a standard template, which is not ours to document.
 template <>
 struct std::is_error_code_enum<redlock::errc> : std::true_type {};
+/// @endcond

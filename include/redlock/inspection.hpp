@@ -38,7 +38,7 @@ REDLOCK_EXPORT const char* to_string(HolderRole role) noexcept;
 
 /// One live holder of a key on one node.
 struct KeyHolder {
-  HolderRole role = HolderRole::owner;
+  HolderRole role = HolderRole::owner;  ///< What kind of holder it is.
   std::string value;  ///< The holder's lock value (Lock::value()), or an intent's id.
   /// Time left on the node's clock; -1 for an exclusive lock's key without expiry.
   std::chrono::milliseconds remaining_ttl{-1};
@@ -53,7 +53,7 @@ struct NodeView {
   /// Client::status(). A key of kind `other` is redis_error with errc::wrong_kind and a
   /// detail naming its Redis type.
   NodeOutcome outcome;
-  LockKind kind = LockKind::unknown;
+  LockKind kind = LockKind::unknown;  ///< What kind of lock the key is on this node.
   /// Every live holder: writers, then readers, then intents, each group ordered by value;
   /// a semaphore's permits in order of expiry, the soonest first. Expired entries the
   /// node still keeps are left out (inspecting writes nothing to the node).

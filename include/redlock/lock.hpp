@@ -24,8 +24,11 @@ struct LockState;
 /// client's loop thread (use the async forms there).
 class REDLOCK_EXPORT Lock {
  public:
+  /// Made by the client (Client::lock() and the like), not by users.
   explicit Lock(std::shared_ptr<detail::LockState> state) noexcept;
+  /// Takes over the hold; the moved-from Lock holds nothing.
   Lock(Lock&&) noexcept;
+  /// Releases the hold this Lock had, as its destructor would, then takes over `other`'s.
   Lock& operator=(Lock&&) noexcept;
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;

@@ -26,13 +26,13 @@ REDLOCK_EXPORT const char* to_string(AttemptOutcome outcome) noexcept;
 
 /// One acquire attempt of lock(), try_lock() or lock_async().
 struct AttemptEvent {
-  std::string_view key;
-  int attempt = 0;  ///< 1 for the first attempt of this lock() call
-  AttemptOutcome outcome = AttemptOutcome::acquired;
-  std::chrono::microseconds latency{0};      ///< from the attempt's start to its decision
-  std::chrono::microseconds since_start{0};  ///< since lock() was called (time waited)
-  int granted = 0;                           ///< nodes that granted
-  int quorum = 0;
+  std::string_view key;  ///< the key being locked
+  int attempt = 0;       ///< 1 for the first attempt of this lock() call
+  AttemptOutcome outcome = AttemptOutcome::acquired;  ///< how the attempt ended
+  std::chrono::microseconds latency{0};               ///< from the attempt's start to its decision
+  std::chrono::microseconds since_start{0};           ///< since lock() was called (time waited)
+  int granted = 0;                                    ///< nodes that granted
+  int quorum = 0;                                     ///< nodes that had to grant
   /// Per node, in the order of Options::nodes (status, Redis' text, latency).
   const std::vector<NodeOutcome>& nodes;
 };
@@ -40,8 +40,8 @@ struct AttemptEvent {
 /// A lock(), try_lock() or lock_async() call ended: acquired, or given up with the last
 /// attempt's outcome (or cancelled).
 struct AcquireEvent {
-  std::string_view key;
-  AttemptOutcome outcome = AttemptOutcome::acquired;
+  std::string_view key;                               ///< the key being locked
+  AttemptOutcome outcome = AttemptOutcome::acquired;  ///< the last attempt's outcome
   int attempts = 0;                       ///< attempts made (0 when cancelled before one)
   std::chrono::microseconds duration{0};  ///< from the call to its result, waits included
 };
@@ -57,8 +57,8 @@ REDLOCK_EXPORT const char* to_string(WakeCause cause) noexcept;
 
 /// A waiting lock() wakes up for another attempt.
 struct WakeEvent {
-  std::string_view key;
-  WakeCause cause = WakeCause::timer;
+  std::string_view key;                      ///< the key being waited for
+  WakeCause cause = WakeCause::timer;        ///< what woke it
   std::chrono::microseconds since_start{0};  ///< time waited since lock() was called
 };
 
@@ -68,18 +68,21 @@ enum class LockOperation { extend, release };
 /// "extend", "release".
 REDLOCK_EXPORT const char* to_string(LockOperation operation) noexcept;
 
+/// One extend or release of a held lock was decided.
 struct LockEvent {
-  std::string_view key;
-  LockOperation operation = LockOperation::extend;
+  std::string_view key;                             ///< the lock's key
+  LockOperation operation = LockOperation::extend;  ///< extend or release
   bool confirmed = false;  ///< a quorum of nodes extended (or no longer hold the value)
-  std::chrono::microseconds latency{0};
+  std::chrono::microseconds latency{0};  ///< from sending to the decision
+  /// Nodes that extended, or for a release that released or no longer held the value.
   int confirmed_nodes = 0;
+  /// Per node, in the order of Options::nodes (status, Redis' text, latency).
   const std::vector<NodeOutcome>& nodes;
 };
 
 /// The watchdog (LockOptions::auto_extend) extended a lock, or lost it.
 struct WatchdogEvent {
-  std::string_view key;
+  std::string_view key;  ///< the lock's key
   /// The watchdog stopped: the lock is lost (errc::lock_lost), or it reached max_hold or
   /// max_extensions (errc::hold_limit_reached; valid for `validity` more), as on_lost hears.
   bool lost = false;
@@ -102,9 +105,10 @@ enum class NodeEventKind {
 /// "connected", "down", "connect_failed", "reconnected", "script_reloaded", "overloaded".
 REDLOCK_EXPORT const char* to_string(NodeEventKind kind) noexcept;
 
+/// The connection to one node changed (NodeEventKind says how).
 struct NodeEvent {
-  std::string_view node;  ///< the node's URL without its password
-  NodeEventKind kind = NodeEventKind::connected;
+  std::string_view node;                          ///< the node's URL without its password
+  NodeEventKind kind = NodeEventKind::connected;  ///< what happened
   std::error_code error;    ///< down, connect_failed: the cause; overloaded: errc::overloaded
   std::string_view detail;  ///< the cause in words, or the script's name
 };
@@ -120,11 +124,17 @@ struct NodeEvent {
 class REDLOCK_EXPORT Observer {
  public:
   virtual ~Observer();
+  /// Each acquire attempt (one fan-out to every node), once decided.
   virtual void on_attempt(const AttemptEvent& event);
+  /// Each lock(), try_lock() or lock_async() call, once it has its result.
   virtual void on_acquire(const AcquireEvent& event);
+  /// Each wake-up of a waiting lock() for another attempt.
   virtual void on_wake(const WakeEvent& event);
+  /// Each extend or release of a held lock, by the caller or the watchdog, once decided.
   virtual void on_lock(const LockEvent& event);
+  /// Each extension by the watchdog, and its end when the lock is lost or a limit is reached.
   virtual void on_watchdog(const WatchdogEvent& event);
+  /// Each change of a node's connection.
   virtual void on_node(const NodeEvent& event);
 };
 

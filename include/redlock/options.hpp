@@ -49,10 +49,13 @@ struct Options {
   /// Deadline to establish a connection (TCP/unix connect + TLS + AUTH/SELECT).
   milliseconds connect_timeout{1000};
 
+  ///@{
   /// Clock-drift allowance: validity = ttl - elapsed - (ttl * drift_factor + drift_margin).
   double drift_factor = 0.01;
   milliseconds drift_margin{2};
+  ///@}
 
+  ///@{
   /// Delay between attempts of lock() while waiting: retry_delay +/- uniform jitter. A
   /// waiter tries sooner when it learns the key is or will be free (a release announced,
   /// the entries that refused a split vote expiring so as to leave a quorum free), and
@@ -62,10 +65,13 @@ struct Options {
   /// The same schedule for every kind of lock.
   milliseconds retry_delay{100};
   milliseconds retry_jitter{50};
+  ///@}
 
+  ///@{
   /// Reconnect backoff after a failure: doubles from min to max, with full jitter.
   milliseconds reconnect_min{10};
   milliseconds reconnect_max{1000};
+  ///@}
 
   /// Commands that may be queued or in flight on one node; beyond this a command fails at
   /// once (errc::overloaded) so a hung node cannot grow memory without bound.
@@ -75,10 +81,13 @@ struct Options {
   /// long is a bug, and every byte is sent to N nodes on every operation.
   std::size_t max_key_bytes = 64 * 1024;
 
+  ///@{
   /// Defaults for nodes whose URL carries no credentials (ACL user, password).
   std::string username;
   std::string password;
+  ///@}
 
+  /// TLS settings for rediss:// nodes (CA, client certificate, server name).
   TlsOptions tls;
 
   /// Run on the caller's libuv loop instead of an own loop thread. The caller runs the
@@ -100,6 +109,7 @@ struct Options {
   /// lost lock; at debug every attempt), at `log_level` and above. Null (the default):
   /// the library writes no log at all.
   LogSink log;
+  /// The lowest level `log` receives.
   LogLevel log_level = LogLevel::info;
 };
 

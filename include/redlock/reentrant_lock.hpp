@@ -41,10 +41,12 @@ class REDLOCK_EXPORT ReentrantLock {
   Result<void> unlock();
   /// Current hold count: 0 once released.
   int holds() const;
+  ///@{
   /// The held lock, for validity(), extend(), fencing_token(), nodes(). Releasing it
   /// directly ends every hold at once.
   Lock& lock() noexcept { return lock_; }
   const Lock& lock() const noexcept { return lock_; }
+  ///@}
 
  private:
   mutable std::mutex mutex_;

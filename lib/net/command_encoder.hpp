@@ -3,7 +3,7 @@
 // hiredis' redisFormatCommandArgv produces the same bytes, but it formats every length
 // with sprintf and returns each command in a fresh malloc'd buffer that is then copied:
 // on the hot path that was 44 % of the client's instructions per lock cycle
-// (docs/performance.md). hiredis stays the reply parser; the unit test checks these bytes
+// (docs/performance-history.md). hiredis stays the reply parser; the unit test checks these bytes
 // against its formatter.
 //
 // A command is sized first and the buffer grown once, then written through a pointer:

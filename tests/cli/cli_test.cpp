@@ -34,6 +34,7 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::StartsWith;
 
 class CliTest : public ::testing::Test {
  protected:
@@ -579,6 +580,22 @@ TEST_F(CliTest, SignalWhileWaitingGivesUpWithoutRunning) {
   ASSERT_TRUE(result);
   EXPECT_EQ(result->exit_code, 128 + SIGTERM) << describe(*result);
   EXPECT_FALSE(exists("ran"));
+}
+
+TEST_F(CliTest, VersionPrintsTheVersionAndExitsZeroAsDoesTheHelp) {
+  for (const std::string flag : {"--version", "-V"}) {
+    auto result = run_cli({flag});
+    EXPECT_EQ(result.exit_code, 0) << flag << "\n" << describe(result);
+    EXPECT_EQ(result.out, "redlock " REDLOCK_EXPECTED_VERSION "\n") << flag;
+    EXPECT_EQ(result.err, "") << flag;
+  }
+  auto help = run_cli({"--help"});
+  EXPECT_EQ(help.exit_code, 0) << describe(help);
+  EXPECT_THAT(help.out, StartsWith("redlock " REDLOCK_EXPECTED_VERSION ": ")) << help.out;
+  // What the man page documents is in the help it is made from.
+  for (const char* documented : {"Exit status:", "REDLOCK_NODES", "REDLOCK_TOKENS", "redlock(1)"}) {
+    EXPECT_THAT(help.out, HasSubstr(documented));
+  }
 }
 
 TEST_F(CliTest, EverySubcommandHasHelpWithAnExample) {

@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <redlock/version.hpp>
 
 #include "exit_codes.hpp"
 #include "global_options.hpp"
@@ -33,10 +36,19 @@ std::string help_hint(const CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app(
-      "A distributed flock(1): one lock held by a majority of N independent Redis "
-      "masters (the Redlock algorithm).",
-      "redlock");
+  CLI::App app("redlock " REDLOCK_VERSION_STRING
+               ": a distributed flock(1), one lock held by a majority of N independent "
+               "Redis masters (the Redlock algorithm).",
+               "redlock");
+  // The version of the tool, and of the library it loaded when that is another (a
+  // shared libredlock may come from another build than the tool).
+  std::string version = "redlock " REDLOCK_VERSION_STRING;
+  if (std::string_view(redlock::version()) != REDLOCK_VERSION_STRING) {
+    version += std::string("\nlibredlock ") + redlock::version() + " (loaded)";
+  }
+  app.set_version_flag("-V,--version", version, "Print the version and exit");
+  // Every subcommand's options on one page: what the man page redlock(1) is made from.
+  app.set_help_all_flag("--help-all", "Print the help of every subcommand and exit");
   GlobalOptions globals;
   add_global_options(app, globals);
   std::vector<Subcommand> subcommands = {
@@ -47,12 +59,28 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Durations take a unit: 250ms, 10s, 2m, 1h.\n"
-      "Exit codes: 0 ok; 1 lock held by another; 2 usage error; 3 quorum unreachable;\n"
-      "4 lock lost while the command ran (run).\n"
       "\n"
-      "Example (a cron job that must not run twice at once, anywhere):\n"
-      "  REDLOCK_NODES=redis://10.0.0.1:6379,redis://10.0.0.2:6379,redis://10.0.0.3:6379 \\\n"
-      "    redlock run --nonblock reports -- /usr/local/bin/make-reports");
+      "Exit status:\n"
+      "  0    ok\n"
+      "  1    the lock is held by another owner (release, extend: VALUE does not hold it)\n"
+      "  2    usage error: bad flags, a malformed node URL or duration\n"
+      "  3    quorum unreachable: too many nodes down, slow or erroring\n"
+      "  4    run: the lock was lost while the command ran\n"
+      "run otherwise exits with its command's code, or 128+N when signal N ended it.\n"
+      "\n"
+      "Examples:\n"
+      "A cron job that must not run twice at once, anywhere:\n"
+      "  REDLOCK_NODES=redis://n1:6379,redis://n2:6379,redis://n3:6379 \\\n"
+      "    redlock run --nonblock reports -- /usr/local/bin/make-reports\n"
+      "\n"
+      "Environment:\n"
+      "  REDLOCK_NODES   the node URLs, comma-separated, when --nodes is not given\n"
+      "  REDLOCK_KEY     set by run for its command: the lock's key\n"
+      "  REDLOCK_VALUE   set by run for its command: the lock's value\n"
+      "  REDLOCK_TOKEN   set by run --fencing: the fencing token of KEY\n"
+      "  REDLOCK_TOKENS  set by run --fencing --also: one token per key, KEY first\n"
+      "\n"
+      "The man page redlock(1) holds every subcommand's help ('redlock --help-all').");
 
   try {
     app.parse(argc, argv);
@@ -61,6 +89,9 @@ int main(int argc, char** argv) {
     return exit_code::ok;
   } catch (const CLI::CallForAllHelp&) {
     std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return exit_code::ok;
+  } catch (const CLI::CallForVersion& e) {
+    std::printf("%s\n", e.what());
     return exit_code::ok;
   } catch (const CLI::ParseError& e) {
     report(e.what());

@@ -6,7 +6,7 @@
 //     servers older than Redis 7.0;
 //   - SET key value NX PX ttl GET, without fencing on Redis 7.0 and later: nil when
 //     granted, the holder's value when refused. It costs a node less than half the
-//     script's CPU (docs/performance.md), but says nothing of the holder's TTL or of a key
+//     script's CPU (docs/performance-history.md), but says nothing of the holder's TTL or of a key
 //     of another type, which a PTTL or a TYPE sent after it tells.
 // These functions only read replies, so each shape is unit-tested without a server.
 
