@@ -1,0 +1,204 @@
+// Sentinel groups as Redlock members, against real sentinels, masters and replicas: a
+// lock on five groups, a failover while locks are held and waiters wait, groups mixed
+// with standalone masters, and the errors of sentinels that cannot help.
+//
+// Five groups of a master, one replica and three sentinels (25 processes) are shared by
+// the suite; a second replica per group would add five processes and test nothing more.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <redlock/redlock.hpp>
+
+#include "support/redis_server.hpp"
+#include "support/sentinel_group.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+class SentinelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    groups_ = new std::vector<std::unique_ptr<test::SentinelGroup>>;
+    for (int i = 0; i < 5; ++i) {
+      test::SentinelGroupOptions options;
+      options.master_name = "group" + std::to_string(i);
+      options.replicas = 1;
+      groups_->push_back(std::make_unique<test::SentinelGroup>(options));
+    }
+  }
+  static void TearDownTestSuite() {
+    delete groups_;
+    groups_ = nullptr;
+  }
+
+  static test::SentinelGroup& group(std::size_t i) { return *groups_->at(i); }
+
+  static Options options(std::size_t members = 5) {
+    Options options;
+    for (std::size_t i = 0; i < members; ++i) options.nodes.push_back(group(i).url());
+    return options;
+  }
+
+  static std::string get(test::RedisServer& server, const std::string& key) {
+    return test::SentinelGroup::ask(server, {"GET", key}).str;
+  }
+
+  static std::vector<std::unique_ptr<test::SentinelGroup>>* groups_;
+};
+
+std::vector<std::unique_ptr<test::SentinelGroup>>* SentinelTest::groups_ = nullptr;
+
+TEST_F(SentinelTest, FiveGroupsGrantALockOnTheMastersTheirSentinelsName) {
+  auto client = Client::create(options());
+  auto lock = client->try_lock("sentinel:five", 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  ASSERT_EQ(lock->nodes().size(), 5u);
+  int granted = 0;
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(lock->nodes()[i].node, group(i).url());
+    granted += lock->nodes()[i].status == NodeStatus::granted;
+    // The key is on each master (the decision came at the third grant; the others still
+    // applied it); a replica never accepted a write, it would have refused one.
+    for (int tries = 0; get(group(i).master(), "sentinel:five") != lock->value() && tries < 100;
+         ++tries) {
+      std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(get(group(i).master(), "sentinel:five"), lock->value()) << "group " << i;
+  }
+  EXPECT_GE(granted, 3);
+  ASSERT_TRUE(lock->unlock());
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(get(group(i).master(), "sentinel:five"), "");
+}
+
+TEST_F(SentinelTest, GroupsMixWithStandaloneMasters) {
+  test::RedisServer first;
+  test::RedisServer second;
+  Options mixed;
+  mixed.nodes = {first.url(), group(1).url(), second.url()};
+  auto client = Client::create(mixed);
+  auto lock = client->try_lock("sentinel:mixed", 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(get(first, "sentinel:mixed"), lock->value());
+  EXPECT_EQ(get(group(1).master(), "sentinel:mixed"), lock->value());
+  EXPECT_EQ(get(second, "sentinel:mixed"), lock->value());
+  ASSERT_TRUE(lock->unlock());
+}
+
+TEST_F(SentinelTest, ASentinelThatIsDownIsSkipped) {
+  // A port that nothing listens on, first in the list: the next sentinel is asked at once.
+  test::RedisServer gone;
+  const std::uint16_t dead = gone.port();
+  gone.kill9();
+  std::string url = group(2).url();
+  url.insert(std::string("redis-sentinel://").size(), "127.0.0.1:" + std::to_string(dead) + ",");
+  Options one;
+  one.nodes = {url};
+  auto client = Client::create(one);
+  auto lock = client->try_lock("sentinel:skip", 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(get(group(2).master(), "sentinel:skip"), lock->value());
+  ASSERT_TRUE(lock->unlock());
+}
+
+TEST_F(SentinelTest, AnUnknownMasterNameIsReportedWithEverySentinelsAnswer) {
+  std::string url = group(3).url();
+  url.replace(url.rfind('/') + 1, std::string::npos, "nosuchmaster");
+  Options one;
+  one.nodes = {url};
+  auto client = Client::create(one);
+  auto lock = client->try_lock("sentinel:unknown", 10s);
+  ASSERT_FALSE(lock);
+  ASSERT_EQ(lock.error().nodes().size(), 1u);
+  const NodeOutcome& outcome = lock.error().nodes()[0];
+  EXPECT_EQ(outcome.node, url);
+  EXPECT_EQ(outcome.error, make_error_code(errc::connection_error));
+  EXPECT_THAT(outcome.detail,
+              HasSubstr("no sentinel of master 'nosuchmaster' named a reachable master"));
+  for (std::size_t i = 0; i < group(3).sentinel_count(); ++i) {
+    EXPECT_THAT(outcome.detail,
+                HasSubstr("sentinel 127.0.0.1:" + std::to_string(group(3).sentinel(i).port()) +
+                          " (master 'nosuchmaster') does not monitor"));
+  }
+}
+
+// Holds a lock on every group, with a waiter queued behind it, while group 0 fails over:
+// the client follows the group to its new master (the lock is extended there, new locks
+// are granted there), and the waiter still gets the lock once it is released.
+TEST_F(SentinelTest, AFailoverIsFollowedWhileLocksAreHeldAndWaitersWait) {
+  auto client = Client::create(options());
+  auto holder = client->try_lock("sentinel:failover", 30s);
+  ASSERT_TRUE(holder) << holder.error().message();
+  test::RedisServer& old_master = group(0).master();
+
+  auto waiter_client = Client::create(options());
+  auto waiter = std::async(std::launch::async, [&] {
+    return waiter_client->lock("sentinel:failover", {.ttl = 10s, .wait = 60s});
+  });
+  std::this_thread::sleep_for(200ms);  // the waiter is queued
+
+  const auto started = Clock::now();
+  const std::uint16_t new_port = group(0).failover();
+  const auto failed_over = Clock::now();
+  test::RedisServer& new_master = group(0).master();
+  ASSERT_EQ(new_master.port(), new_port);
+  ASSERT_NE(&new_master, &old_master);
+  ASSERT_EQ(test::SentinelGroup::ask(old_master, {"ROLE"}).elements.at(0).str, "slave");
+  // The promoted replica had received the grant before the failover.
+  ASSERT_EQ(get(new_master, "sentinel:failover"), holder->value());
+
+  // A new lock is granted by group 0 once the client has followed the failover.
+  bool followed = false;
+  while (!followed && Clock::now() - started < 15s) {
+    auto probe = client->try_lock("sentinel:after", 5s);
+    ASSERT_TRUE(probe) << probe.error().message();
+    followed = probe->nodes()[0].status == NodeStatus::granted;
+    if (followed) {
+      EXPECT_EQ(get(new_master, "sentinel:after"), probe->value());
+    }
+    ASSERT_TRUE(probe->unlock());
+    if (!followed) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(followed) << "group 0 did not grant within 15 s of the failover";
+  // For the record (docs/performance.md): how long the sentinels took, and the client.
+  const auto ms = [](auto span) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
+  };
+  RecordProperty("failover_ms", static_cast<int>(ms(failed_over - started)));
+  RecordProperty("followed_after_ms", static_cast<int>(ms(Clock::now() - failed_over)));
+  EXPECT_EQ(get(old_master, "sentinel:after"), "");
+
+  // Extending reaches the new master: its TTL grows back to the extension's.
+  std::this_thread::sleep_for(1100ms);
+  ASSERT_TRUE(holder->extend(30s));
+  EXPECT_GT(test::SentinelGroup::ask(new_master, {"PTTL", "sentinel:failover"}).integer, 29'000);
+
+  ASSERT_EQ(waiter.wait_for(0s), std::future_status::timeout) << "the waiter got a held lock";
+  const std::string held_value = holder->value();
+  ASSERT_TRUE(holder->unlock());
+  // The release reaches the new master (the unlock returned at a quorum of releases).
+  for (int tries = 0; get(new_master, "sentinel:failover") == held_value && tries < 1000; ++tries) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_NE(get(new_master, "sentinel:failover"), held_value);
+  ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready) << "the waiter was lost";
+  auto next = waiter.get();
+  ASSERT_TRUE(next) << next.error().message();
+  EXPECT_NE(next->value(), held_value);
+  EXPECT_EQ(get(new_master, "sentinel:failover"), next->value());
+  EXPECT_TRUE(next->unlock());
+}
+
+}  // namespace
+}  // namespace redlock
