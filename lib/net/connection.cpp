@@ -21,6 +21,7 @@
 #include "net/handshake.hpp"
 #include "net/pipeline.hpp"
 #include "net/sentinel_resolution.hpp"
+#include "net/sentinel_watch.hpp"
 #include "net/tls_transport.hpp"
 #include "net/transport.hpp"
 
@@ -121,6 +122,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
     if (phase_ == Phase::closed) return;
     phase_ = Phase::closed;
     ++generation_;
+    if (watch_) watch_->stop();
     drop_transport();
     uv_timer_stop(&deadline_timer_);
     uv_timer_stop(&backoff_timer_);
@@ -450,6 +452,22 @@ class ConnectionImpl final : public Connection, private TransportSink {
     dial();
   }
 
+  void watch_switches() {
+    if (!watch_) {
+      watch_.emplace(loop_, options_,
+                     [this](std::string_view payload) { on_switch_master(payload); });
+    }
+    watch_->watch(sentinel_->naming_endpoint());
+  }
+
+  void on_switch_master(std::string_view payload) {
+    if (phase_ == Phase::backoff || phase_ == Phase::closed) return;  // it asks anyway
+    if (!sentinel_->switch_moves_master(payload)) return;
+    fail_connection({make_error_code(errc::connection_error),
+                     where_ + ": the sentinels moved the master (+switch-master " +
+                         std::string(payload) + "): asking the sentinels again"});
+  }
+
   // A sentinel that cannot be reached or names no master is not the group's failure
   // while another sentinel may still answer: the next one is asked at once, within the
   // same round. True when that happened.
@@ -468,7 +486,10 @@ class ConnectionImpl final : public Connection, private TransportSink {
     backoff_ = options_.reconnect_min;
     connect_deadline_ns_ = 0;
     ++stats_.connects;
-    if (sentinel_) pipeline_.set_where(where_);
+    if (sentinel_) {
+      pipeline_.set_where(where_);
+      watch_switches();
+    }
     arm_deadline_timer();
     schedule_flush();
     if (options_.on_ready) options_.on_ready();
@@ -701,6 +722,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
   Pipeline pipeline_;
   Handshake handshake_;
   std::optional<SentinelResolution> sentinel_;  // a Sentinel group's look-up, else empty
+  std::optional<SentinelWatch> watch_;          // +switch-master, once a sentinel named a master
   std::uint64_t generation_ = 0;  // bumped whenever the connection is dropped or closed
   std::uint64_t armed_ns_ = no_deadline;
   std::uint64_t connect_deadline_ns_ = 0;  // 0 when not connecting

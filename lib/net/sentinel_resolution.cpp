@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <array>
 #include <utility>
 
 namespace redlock::net {
@@ -60,6 +61,7 @@ bool SentinelResolution::sentinel_failed(const NetError& error) {
 
 void SentinelResolution::master_named(std::string host, std::uint16_t port) {
   naming_sentinel_ = target_.display;
+  naming_endpoint_ = target_;
   // The next round starts with the sentinel after this one; a round that fails because
   // this master is not one any more then hears another sentinel first.
   next_ = current_ + 1;
@@ -71,6 +73,19 @@ void SentinelResolution::master_named(std::string host, std::uint16_t port) {
   target_.display = describe_address(target_.host, target_.port);
   where_ = "master " + quoted(group_.master_name) + " at " + target_.display +
            " (named by sentinel " + naming_sentinel_ + ")";
+}
+
+bool SentinelResolution::switch_moves_master(std::string_view payload) const {
+  std::array<std::string_view, 5> words{};
+  std::size_t count = 0;
+  while (!payload.empty() && count < words.size()) {
+    const std::size_t space = payload.find(' ');
+    words[count++] = payload.substr(0, space);
+    payload = space == std::string_view::npos ? std::string_view() : payload.substr(space + 1);
+  }
+  if (count != words.size() || !payload.empty() || words[0] != group_.master_name) return false;
+  if (asking_) return true;
+  return words[3] != target_.host || words[4] != std::to_string(target_.port);
 }
 
 NetError SentinelResolution::exhausted() const {

@@ -49,6 +49,14 @@ class SentinelResolution {
 
   /// The sentinel the current master was named by ("" before any).
   const std::string& naming_sentinel() const noexcept { return naming_sentinel_; }
+  /// That sentinel as a target (where +switch-master is watched); valid once one named a
+  /// master.
+  const Endpoint& naming_endpoint() const noexcept { return naming_endpoint_; }
+
+  /// Whether a +switch-master announcement ("<name> <old ip> <old port> <new ip> <new
+  /// port>") moves this group's master away from the one last named: false for other
+  /// groups, for the master already dialled, and for a payload of another shape.
+  bool switch_moves_master(std::string_view payload) const;
 
  private:
   void aim_at_sentinel();
@@ -61,6 +69,7 @@ class SentinelResolution {
   std::size_t asked_ = 0;    // sentinels asked in this round
   std::size_t current_ = 0;  // the sentinel being asked
   std::string naming_sentinel_;
+  Endpoint naming_endpoint_;
   std::vector<std::string> failures_;
 };
 

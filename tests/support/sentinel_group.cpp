@@ -140,7 +140,7 @@ RedisServer& SentinelGroup::master() {
                            ", which is not in the group");
 }
 
-std::uint16_t SentinelGroup::failover(std::chrono::milliseconds limit) {
+std::uint16_t SentinelGroup::failover(Until until, std::chrono::milliseconds limit) {
   const std::uint16_t before = named_master_port();
   Reply reply = ask(*sentinels_.at(0), {"SENTINEL", "FAILOVER", options_.master_name});
   if (reply.is_error()) throw std::runtime_error("SENTINEL FAILOVER refused: " + reply.str);
@@ -173,7 +173,7 @@ std::uint16_t SentinelGroup::failover(std::chrono::milliseconds limit) {
       if (server->port() == named) promoted = name == "master";
       if (server->port() == before) demoted = name == "slave";
     }
-    if (promoted && demoted) return named;
+    if (promoted && (demoted || until == Until::switched)) return named;
   }
   throw std::runtime_error("failover of " + options_.master_name +
                            " did not complete: " + sentinels_.at(0)->log_tail());

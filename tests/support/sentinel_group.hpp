@@ -49,11 +49,16 @@ class SentinelGroup {
   /// The data server whose port named_master_port() is.
   RedisServer& master();
 
-  /// SENTINEL FAILOVER on the first sentinel, then waits until every running sentinel
-  /// names another server, that server answers ROLE master and the old master ROLE slave
-  /// (the sentinels reconfigure it last). Returns the new master's
-  /// port. Throws std::runtime_error on a refusal or when that takes over `limit`.
-  std::uint16_t failover(std::chrono::milliseconds limit = std::chrono::seconds(20));
+  /// How far failover() waits: until the sentinels switched (every running sentinel
+  /// names another server, which answers ROLE master), or also until the old master was
+  /// demoted (ROLE slave; the sentinels do that last, up to ten seconds later, when their
+  /// periodic INFO finds it still a master).
+  enum class Until { switched, demoted };
+
+  /// SENTINEL FAILOVER on the first sentinel, then waits as `until` says. Returns the new
+  /// master's port. Throws std::runtime_error on a refusal or when that takes over `limit`.
+  std::uint16_t failover(Until until = Until::demoted,
+                         std::chrono::milliseconds limit = std::chrono::seconds(20));
 
   /// server.command(argv), asked again once on an I/O error: a failover closes every
   /// client connection of the servers it reconfigures, the fixture's too.

@@ -92,6 +92,22 @@ TEST(SentinelResolution, ANewRoundStartsAfterTheSentinelThatAnsweredLast) {
             "no sentinel of master 'm' named a reachable master: ");  // nothing failed yet
 }
 
+TEST(SentinelResolution, ASwitchMovesTheMasterOnlyForThisGroupAndAnotherAddress) {
+  SentinelResolution resolution(group_of_three());
+  // Before any sentinel answered, any switch of this group is news.
+  EXPECT_TRUE(resolution.switch_moves_master("m 10.0.0.7 6380 10.0.0.8 6381"));
+  resolution.master_named("10.0.0.7", 6380);
+  EXPECT_TRUE(resolution.switch_moves_master("m 10.0.0.7 6380 10.0.0.8 6381"));
+  EXPECT_FALSE(resolution.switch_moves_master("m 10.0.0.8 6381 10.0.0.7 6380"));  // followed
+  EXPECT_FALSE(resolution.switch_moves_master("other 10.0.0.7 6380 10.0.0.8 6381"));
+  EXPECT_FALSE(resolution.switch_moves_master("mm 10.0.0.7 6380 10.0.0.8 6381"));
+  EXPECT_FALSE(resolution.switch_moves_master("m 10.0.0.7 6380 10.0.0.8"));
+  EXPECT_FALSE(resolution.switch_moves_master("m 10.0.0.7 6380 10.0.0.8 6381 extra"));
+  EXPECT_FALSE(resolution.switch_moves_master(""));
+  EXPECT_EQ(resolution.naming_endpoint().port, 1);
+  EXPECT_EQ(resolution.naming_endpoint().password, "sentinelpw");
+}
+
 TEST(SentinelReplies, MasterAddress) {
   std::string host;
   std::uint16_t port = 0;
