@@ -12,6 +12,7 @@
 #include <future>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -111,6 +112,24 @@ TEST_F(SentinelTest, ASentinelThatIsDownIsSkipped) {
   ASSERT_TRUE(lock) << lock.error().message();
   EXPECT_EQ(get(group(2).master(), "sentinel:skip"), lock->value());
   ASSERT_TRUE(lock->unlock());
+}
+
+TEST(SentinelOptions, TheSameGroupListedTwiceIsADuplicate) {
+  Options twice;
+  twice.nodes = {"redis-sentinel://127.0.0.1:26380,127.0.0.1:26379/orders",
+                 "redis-sentinel://:pw@127.0.0.1:26379,127.0.0.1:26380/orders/2",
+                 "redis-sentinel://127.0.0.1:26379,127.0.0.1:26380/other"};
+  try {
+    Client::create(twice);
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_THAT(error.what(), HasSubstr("nodes: duplicate node "
+                                        "sentinel:orders,127.0.0.1:26379,127.0.0.1:26380 "
+                                        "(entries 1 and 2)"));
+  }
+  twice.nodes.pop_back();
+  twice.nodes.back() = "redis-sentinel://127.0.0.1:26379/orders";  // another set: allowed
+  EXPECT_NO_THROW(Client::create(twice));
 }
 
 TEST_F(SentinelTest, AnUnknownMasterNameIsReportedWithEverySentinelsAnswer) {
