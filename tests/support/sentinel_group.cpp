@@ -58,6 +58,7 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
   for (std::size_t i = 0; i < options_.sentinels; ++i) {
     RedisServerOptions sentinel;
     sentinel.sentinel_config = sentinel_config();
+    sentinel.password = options_.sentinel_password;
     sentinels_.push_back(std::make_unique<RedisServer>(sentinel));
   }
   wait_sentinels_ready();
@@ -69,7 +70,10 @@ std::string SentinelGroup::sentinel_config() const {
          std::to_string(options_.quorum) + "\n" + "sentinel down-after-milliseconds " + name + " " +
          std::to_string(options_.down_after_ms) + "\n" + "sentinel failover-timeout " + name + " " +
          std::to_string(options_.failover_timeout_ms) + "\n" + "sentinel parallel-syncs " + name +
-         " 1\n";
+         " 1\n" +
+         (options_.sentinel_password.empty()
+              ? std::string()
+              : "sentinel sentinel-pass " + options_.sentinel_password + "\n");
 }
 
 void SentinelGroup::wait_replicas_online() {

@@ -25,6 +25,8 @@ struct SentinelGroupOptions {
   std::size_t quorum = 2;
   int down_after_ms = 500;
   int failover_timeout_ms = 2000;
+  /// Non-empty: the sentinels require this password of clients (and of each other).
+  std::string sentinel_password;
 };
 
 class SentinelGroup {
