@@ -46,6 +46,19 @@ TEST(CliSentinel, GroupsAndAStandaloneMasterInOneNodesList) {
   EXPECT_EQ(json.at("nodes")[1].at("node"), second.url());
   EXPECT_EQ(json.at("nodes")[2].at("node"), standalone.url());
   for (const auto& node : json.at("nodes")) EXPECT_EQ(node.at("holder"), value);
+  // Which master answered for each group; nothing for the standalone master.
+  const std::string first_master =
+      "master 'first' at 127.0.0.1:" + std::to_string(first.master().port()) +
+      " (named by sentinel 127.0.0.1:";
+  EXPECT_THAT(json.at("nodes")[0].at("served_by").get<std::string>(),
+              ::testing::StartsWith(first_master));
+  EXPECT_THAT(json.at("nodes")[1].at("served_by").get<std::string>(),
+              ::testing::HasSubstr("master 'second' at 127.0.0.1:" +
+                                   std::to_string(second.master().port())));
+  EXPECT_TRUE(json.at("nodes")[2].at("served_by").is_null());
+  auto text = run_cli(with({"status", "cli:sentinel"}));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, ::testing::HasSubstr("  served by " + first_master));
 
   auto released = run_cli(with({"release", "cli:sentinel", value}));
   ASSERT_EQ(released.exit_code, 0) << released.err;
