@@ -461,11 +461,20 @@ class ConnectionImpl final : public Connection, private TransportSink {
   }
 
   void on_switch_master(std::string_view payload) {
-    if (phase_ == Phase::backoff || phase_ == Phase::closed) return;  // it asks anyway
-    if (!sentinel_->switch_moves_master(payload)) return;
-    fail_connection({make_error_code(errc::connection_error),
-                     where_ + ": the sentinels moved the master (+switch-master " +
-                         std::string(payload) + "): asking the sentinels again"});
+    if (phase_ == Phase::closed || !sentinel_->switch_moves_master(payload)) return;
+    if (phase_ != Phase::backoff) {
+      fail_connection({make_error_code(errc::connection_error),
+                       where_ + ": the sentinels moved the master (+switch-master " +
+                           std::string(payload) + "): asking the sentinels again"});
+    }
+    // The backoff grew on failures of the old master (killed, say); the new one gets the
+    // first, shortest jittered wait, which still spreads the clients' look-ups.
+    if (phase_ == Phase::backoff) {
+      backoff_ = options_.reconnect_min;
+      std::uniform_int_distribution<std::int64_t> jitter(
+          0, std::max<std::int64_t>(backoff_.count(), 0));
+      uv_timer_start(&backoff_timer_, &on_backoff_timer, std::uint64_t(jitter(rng_)), 0);
+    }
   }
 
   // A sentinel that cannot be reached or names no master is not the group's failure

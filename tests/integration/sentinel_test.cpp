@@ -292,5 +292,48 @@ TEST_F(SentinelTest, TheClientLeavesTheOldMasterWhenTheSentinelsAnnounceTheSwitc
             << " now\n";
 }
 
+// The master dies: the client's connection drops, the sentinels keep naming the dead
+// master until they agree it is down and promote the replica, and the client, asking
+// again on each reconnect (paced by its backoff), reaches the new master on its own.
+TEST_F(SentinelTest, AKilledMasterIsReplacedAndTheClientFindsTheNewOne) {
+  auto client = Client::create(options());
+  auto holder = client->try_lock("sentinel:killed", 30s);
+  ASSERT_TRUE(holder) << holder.error().message();
+  test::RedisServer& old_master = group(3).master();
+  ASSERT_EQ(settled(old_master, "sentinel:killed", holder->value()), holder->value());
+  // The replica has the grant before the master dies (else the group forgets it).
+  test::RedisServer& replica =
+      &group(3).server(0) == &old_master ? group(3).server(1) : group(3).server(0);
+  ASSERT_EQ(settled(replica, "sentinel:killed", holder->value()), holder->value());
+
+  const std::uint16_t old_port = old_master.port();
+  const auto killed = Clock::now();
+  old_master.kill9();
+  const std::uint16_t new_port =
+      group(3).wait_for_new_master(old_port, test::SentinelGroup::Until::switched);
+  const auto switched = Clock::now();
+  ASSERT_EQ(new_port, replica.port());
+
+  bool followed = false;
+  while (!followed && Clock::now() - switched < 5s) {
+    auto probe = client->try_lock("sentinel:after-kill", 5s);
+    ASSERT_TRUE(probe) << probe.error().message();
+    followed = probe->nodes()[3].status == NodeStatus::granted &&
+               get(replica, "sentinel:after-kill") == probe->value();
+    ASSERT_TRUE(probe->unlock());
+    if (!followed) std::this_thread::sleep_for(20ms);
+  }
+  const auto ms = [](auto span) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
+  };
+  ASSERT_TRUE(followed) << "group 3 was not followed within 5 s of the switch";
+  std::cout << "master killed: the sentinels switched after " << ms(switched - killed)
+            << " ms; the client followed " << ms(Clock::now() - switched) << " ms later\n";
+  // The held lock is extended on the promoted replica.
+  ASSERT_TRUE(holder->extend(30s));
+  EXPECT_GT(test::SentinelGroup::ask(replica, {"PTTL", "sentinel:killed"}).integer, 29'000);
+  ASSERT_TRUE(holder->unlock());
+}
+
 }  // namespace
 }  // namespace redlock

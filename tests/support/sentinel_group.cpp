@@ -148,6 +148,11 @@ std::uint16_t SentinelGroup::failover(Until until, std::chrono::milliseconds lim
   const std::uint16_t before = named_master_port();
   Reply reply = ask(*sentinels_.at(0), {"SENTINEL", "FAILOVER", options_.master_name});
   if (reply.is_error()) throw std::runtime_error("SENTINEL FAILOVER refused: " + reply.str);
+  return wait_for_new_master(before, until, limit);
+}
+
+std::uint16_t SentinelGroup::wait_for_new_master(std::uint16_t before, Until until,
+                                                 std::chrono::milliseconds limit) {
   const auto deadline = Clock::now() + limit;
   while (Clock::now() < deadline) {
     std::this_thread::sleep_for(20ms);

@@ -62,6 +62,11 @@ class SentinelGroup {
   std::uint16_t failover(Until until = Until::demoted,
                          std::chrono::milliseconds limit = std::chrono::seconds(20));
 
+  /// Waits as failover() does, for a failover away from the master on port `before`
+  /// that something else set off (the master killed, say).
+  std::uint16_t wait_for_new_master(std::uint16_t before, Until until,
+                                    std::chrono::milliseconds limit = std::chrono::seconds(20));
+
   /// server.command(argv), asked again once on an I/O error: a failover closes every
   /// client connection of the servers it reconfigures, the fixture's too.
   static Reply ask(RedisServer& server, std::vector<std::string> argv);
