@@ -69,8 +69,30 @@ class SentinelTest : public ::testing::Test {
     return value;
   }
 
+  // Locks `key` until member `member`'s grant is on `master` (a grant whose key is not
+  // there came from a server the member no longer is), for at most `within`.
+  static ::testing::AssertionResult follows(Client& client, std::size_t member,
+                                            test::RedisServer& master, const std::string& key,
+                                            Clock::duration within) {
+    const auto deadline = Clock::now() + within;
+    while (Clock::now() < deadline) {
+      auto probe = client.try_lock(key, 5s);
+      if (!probe) return ::testing::AssertionFailure() << probe.error().message();
+      const bool there = probe->nodes()[member].status == NodeStatus::granted &&
+                         get(master, key) == probe->value();
+      if (!probe->unlock()) return ::testing::AssertionFailure() << "unlock failed";
+      if (there) return ::testing::AssertionSuccess();
+      std::this_thread::sleep_for(5ms);
+    }
+    return ::testing::AssertionFailure() << "member " << member << " not followed in time";
+  }
+
   static std::vector<std::unique_ptr<test::SentinelGroup>>* groups_;
 };
+
+long long ms(Clock::duration span) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
+}
 
 std::vector<std::unique_ptr<test::SentinelGroup>>* SentinelTest::groups_ = nullptr;
 
@@ -214,23 +236,9 @@ TEST_F(SentinelTest, AFailoverIsFollowedWhileLocksAreHeldAndWaitersWait) {
   // The promoted replica had received the grant before the failover.
   ASSERT_EQ(get(new_master, "sentinel:failover"), holder->value());
 
-  // A new lock is granted by group 0 once the client has followed the failover.
-  bool followed = false;
-  while (!followed && Clock::now() - started < 15s) {
-    auto probe = client->try_lock("sentinel:after", 5s);
-    ASSERT_TRUE(probe) << probe.error().message();
-    followed = probe->nodes()[0].status == NodeStatus::granted;
-    if (followed) {
-      EXPECT_EQ(get(new_master, "sentinel:after"), probe->value());
-    }
-    ASSERT_TRUE(probe->unlock());
-    if (!followed) std::this_thread::sleep_for(50ms);
-  }
-  ASSERT_TRUE(followed) << "group 0 did not grant within 15 s of the failover";
-  // For the record (docs/performance.md): how long the sentinels took, and the client.
-  const auto ms = [](auto span) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
-  };
+  // A new lock is granted by group 0, on its new master, once the client followed.
+  ASSERT_TRUE(follows(*client, 0, new_master, "sentinel:after", 15s));
+  // For the record: how long the sentinels took, and the client.
   std::cout << "failover (until the old master was demoted) took " << ms(failed_over - started)
             << " ms; followed " << ms(Clock::now() - failed_over) << " ms after that\n";
   EXPECT_EQ(get(old_master, "sentinel:after"), "");
@@ -273,19 +281,7 @@ TEST_F(SentinelTest, TheClientLeavesTheOldMasterWhenTheSentinelsAnnounceTheSwitc
   test::RedisServer& new_master = group(4).master();
   ASSERT_EQ(new_master.port(), new_port);
 
-  bool followed = false;
-  while (!followed && Clock::now() - switched < 2s) {
-    auto probe = client->try_lock("sentinel:switch", 5s);
-    ASSERT_TRUE(probe) << probe.error().message();
-    // A grant from group 4 whose key is not on the new master came from the old one.
-    followed = probe->nodes()[4].status == NodeStatus::granted &&
-               get(new_master, "sentinel:switch") == probe->value();
-    ASSERT_TRUE(probe->unlock());
-  }
-  const auto ms = [](auto span) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
-  };
-  ASSERT_TRUE(followed) << "group 4 was not followed within 2 s of the switch";
+  ASSERT_TRUE(follows(*client, 4, new_master, "sentinel:switch", 2s));
   std::cout << "failover took " << ms(switched - started) << " ms; followed "
             << ms(Clock::now() - switched) << " ms after the sentinels switched; the old "
             << "master is a " << test::SentinelGroup::ask(old_master, {"ROLE"}).elements.at(0).str
@@ -314,19 +310,7 @@ TEST_F(SentinelTest, AKilledMasterIsReplacedAndTheClientFindsTheNewOne) {
   const auto switched = Clock::now();
   ASSERT_EQ(new_port, replica.port());
 
-  bool followed = false;
-  while (!followed && Clock::now() - switched < 5s) {
-    auto probe = client->try_lock("sentinel:after-kill", 5s);
-    ASSERT_TRUE(probe) << probe.error().message();
-    followed = probe->nodes()[3].status == NodeStatus::granted &&
-               get(replica, "sentinel:after-kill") == probe->value();
-    ASSERT_TRUE(probe->unlock());
-    if (!followed) std::this_thread::sleep_for(20ms);
-  }
-  const auto ms = [](auto span) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
-  };
-  ASSERT_TRUE(followed) << "group 3 was not followed within 5 s of the switch";
+  ASSERT_TRUE(follows(*client, 3, replica, "sentinel:after-kill", 5s));
   std::cout << "master killed: the sentinels switched after " << ms(switched - killed)
             << " ms; the client followed " << ms(Clock::now() - switched) << " ms later\n";
   // The held lock is extended on the promoted replica.
