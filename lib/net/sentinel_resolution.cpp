@@ -30,6 +30,10 @@ SentinelResolution::SentinelResolution(Endpoint group) : group_(std::move(group)
 }
 
 void SentinelResolution::begin() {
+  // A round nobody has used yet is the round: the connection's first look-up must
+  // start with the first sentinel listed, not the second.
+  if (asking_ && unused_) return;
+  unused_ = true;
   asking_ = true;
   asked_ = 0;
   failures_.clear();
@@ -53,6 +57,7 @@ void SentinelResolution::aim_at_sentinel() {
 }
 
 bool SentinelResolution::sentinel_failed(const NetError& error) {
+  unused_ = false;
   failures_.push_back(error.detail);
   if (asked_ >= group_.sentinels.size()) return false;
   aim_at_sentinel();
@@ -60,6 +65,7 @@ bool SentinelResolution::sentinel_failed(const NetError& error) {
 }
 
 void SentinelResolution::master_named(std::string host, std::uint16_t port) {
+  unused_ = false;
   naming_sentinel_ = target_.display;
   naming_endpoint_ = target_;
   // The next round starts with the sentinel after this one; a round that fails because

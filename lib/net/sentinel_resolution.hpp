@@ -26,7 +26,8 @@ class SentinelResolution {
   /// `group` must be a Sentinel group (Endpoint::is_sentinel_group()).
   explicit SentinelResolution(Endpoint group);
 
-  /// Starts a look-up round: the next target is a sentinel.
+  /// Starts a look-up round: the next target is a sentinel. A round that has had no
+  /// answer or failure yet (the one the constructor starts) is kept as it is.
   void begin();
   /// True while the target is a sentinel; false once one named the master.
   bool asking_sentinel() const noexcept { return asking_; }
@@ -65,6 +66,7 @@ class SentinelResolution {
   Endpoint target_;
   std::string where_;
   bool asking_ = false;
+  bool unused_ = false;      // no sentinel of this round has answered or failed yet
   std::size_t next_ = 0;     // the sentinel to ask next, cycling
   std::size_t asked_ = 0;    // sentinels asked in this round
   std::size_t current_ = 0;  // the sentinel being asked

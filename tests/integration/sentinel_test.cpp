@@ -8,10 +8,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -187,6 +189,53 @@ TEST(SentinelCredentials, SentinelsThatRequireAPasswordGetTheirOwn) {
   auto lock = client->try_lock("sentinel:auth", 10s);
   ASSERT_TRUE(lock) << lock.error().message();
   EXPECT_EQ(test::SentinelGroup::ask(group.master(), {"GET", "sentinel:auth"}).str, lock->value());
+  ASSERT_TRUE(lock->unlock());
+}
+
+// Sentinels may disagree: one that names a replica (here a sentinel that watches the
+// replica's address under the group's name, as a stale one would) is not believed. The
+// server it names answers ROLE as a replica, so nothing is sent to it, and the next
+// look-up starts with another sentinel, which names the master.
+TEST(SentinelDisagreement, ASentinelThatNamesAReplicaIsNotBelieved) {
+  test::SentinelGroupOptions small;
+  small.replicas = 1;
+  small.sentinels = 1;
+  small.quorum = 1;
+  test::SentinelGroup group(small);
+  test::RedisServer& replica = group.server(1);
+  test::RedisServerOptions stale_options;
+  stale_options.sentinel_config =
+      "sentinel monitor redlock 127.0.0.1 " + std::to_string(replica.port()) + " 1\n";
+  test::RedisServer stale(stale_options);
+
+  auto lines = std::make_shared<std::vector<std::string>>();
+  auto mutex = std::make_shared<std::mutex>();
+  Options options;
+  options.nodes = {"redis-sentinel://127.0.0.1:" + std::to_string(stale.port()) +
+                   ",127.0.0.1:" + std::to_string(group.sentinel(0).port()) + "/redlock"};
+  options.log = [lines, mutex](LogLevel, std::string_view line) {
+    std::lock_guard<std::mutex> hold(*mutex);
+    lines->emplace_back(line);
+  };
+  auto client = Client::create(options);
+  const auto deadline = Clock::now() + 5s;
+  Result<Lock> lock = client->try_lock("sentinel:disagree", 10s);
+  while (!lock && Clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+    lock = client->try_lock("sentinel:disagree", 10s);
+  }
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(test::SentinelGroup::ask(group.master(), {"GET", "sentinel:disagree"}).str,
+            lock->value());
+  std::lock_guard<std::mutex> hold(*mutex);
+  const std::string refusal =
+      "ROLE on master 'redlock' at 127.0.0.1:" + std::to_string(replica.port()) +
+      " (named by sentinel 127.0.0.1:" + std::to_string(stale.port()) +
+      ") answered 'slave', not master";
+  EXPECT_TRUE(
+      std::any_of(lines->begin(), lines->end(),
+                  [&](const std::string& line) { return line.find(refusal) != std::string::npos; }))
+      << "no log line says: " << refusal << "; lines: " << ::testing::PrintToString(*lines);
   ASSERT_TRUE(lock->unlock());
 }
 

@@ -53,6 +53,20 @@ TEST(SentinelResolution, AsksTheSentinelsInTurnWithTheirOwnCredentials) {
             "refused");
 }
 
+TEST(SentinelResolution, TheFirstLookUpStartsWithTheFirstSentinelListed) {
+  // The connection begins a round before each look-up, the first one included.
+  SentinelResolution resolution(group_of_three());
+  resolution.begin();
+  EXPECT_EQ(resolution.target().port, 1);
+  resolution.begin();
+  EXPECT_EQ(resolution.target().port, 1);
+  ASSERT_TRUE(resolution.sentinel_failed(refused("127.0.0.1:1")));
+  EXPECT_EQ(resolution.target().port, 2);
+  // A round that was used: the next one starts after the last sentinel it asked.
+  resolution.begin();
+  EXPECT_EQ(resolution.target().port, 3);
+}
+
 TEST(SentinelResolution, TheNamedMasterIsDialledWithTheGroupsCredentialsAndDb) {
   SentinelResolution resolution(group_of_three());
   ASSERT_TRUE(resolution.sentinel_failed(refused("127.0.0.1:1")));
