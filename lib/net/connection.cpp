@@ -608,7 +608,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
           detail = "resolve " + where_ + ": timed out after " + limit;
           break;
         case Phase::handshaking:
-          detail = where_ + ": no reply to AUTH/SELECT within " + limit;
+          detail = where_ + ": no reply to " + handshake_commands() + " within " + limit;
           break;
         default:
           detail = transport_ != nullptr && transport_->handshaking()
@@ -626,6 +626,11 @@ class ConnectionImpl final : public Connection, private TransportSink {
     }
     arm_deadline_timer();
     run_all(expired);
+  }
+
+  const char* handshake_commands() const noexcept {
+    if (!sentinel_) return "AUTH/SELECT";
+    return sentinel_->asking_sentinel() ? "SENTINEL GET-MASTER-ADDR-BY-NAME" : "AUTH/SELECT/ROLE";
   }
 
   // --- writing and reading ----------------------------------------------------------

@@ -8,7 +8,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <chrono>
 #include <future>
 #include <iostream>
@@ -95,6 +94,28 @@ class SentinelTest : public ::testing::Test {
 long long ms(Clock::duration span) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
 }
+
+// The client's log lines (Options::log), for failures no call returns: a member's
+// connection failing while no command waits on it.
+struct LogLines {
+  std::shared_ptr<std::mutex> mutex = std::make_shared<std::mutex>();
+  std::shared_ptr<std::vector<std::string>> lines = std::make_shared<std::vector<std::string>>();
+
+  LogSink sink() const {
+    return [mutex = mutex, lines = lines](LogLevel, std::string_view line) {
+      std::lock_guard<std::mutex> hold(*mutex);
+      lines->emplace_back(line);
+    };
+  }
+  ::testing::AssertionResult contain(const std::string& part) const {
+    std::lock_guard<std::mutex> hold(*mutex);
+    for (const auto& line : *lines) {
+      if (line.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure()
+           << "no log line says: " << part << "; lines: " << ::testing::PrintToString(*lines);
+  }
+};
 
 std::vector<std::unique_ptr<test::SentinelGroup>>* SentinelTest::groups_ = nullptr;
 
@@ -208,15 +229,11 @@ TEST(SentinelDisagreement, ASentinelThatNamesAReplicaIsNotBelieved) {
       "sentinel monitor redlock 127.0.0.1 " + std::to_string(replica.port()) + " 1\n";
   test::RedisServer stale(stale_options);
 
-  auto lines = std::make_shared<std::vector<std::string>>();
-  auto mutex = std::make_shared<std::mutex>();
+  LogLines log;
   Options options;
   options.nodes = {"redis-sentinel://127.0.0.1:" + std::to_string(stale.port()) +
                    ",127.0.0.1:" + std::to_string(group.sentinel(0).port()) + "/redlock"};
-  options.log = [lines, mutex](LogLevel, std::string_view line) {
-    std::lock_guard<std::mutex> hold(*mutex);
-    lines->emplace_back(line);
-  };
+  options.log = log.sink();
   auto client = Client::create(options);
   const auto deadline = Clock::now() + 5s;
   Result<Lock> lock = client->try_lock("sentinel:disagree", 10s);
@@ -227,15 +244,42 @@ TEST(SentinelDisagreement, ASentinelThatNamesAReplicaIsNotBelieved) {
   ASSERT_TRUE(lock) << lock.error().message();
   EXPECT_EQ(test::SentinelGroup::ask(group.master(), {"GET", "sentinel:disagree"}).str,
             lock->value());
-  std::lock_guard<std::mutex> hold(*mutex);
-  const std::string refusal =
-      "ROLE on master 'redlock' at 127.0.0.1:" + std::to_string(replica.port()) +
-      " (named by sentinel 127.0.0.1:" + std::to_string(stale.port()) +
-      ") answered 'slave', not master";
   EXPECT_TRUE(
-      std::any_of(lines->begin(), lines->end(),
-                  [&](const std::string& line) { return line.find(refusal) != std::string::npos; }))
-      << "no log line says: " << refusal << "; lines: " << ::testing::PrintToString(*lines);
+      log.contain("ROLE on master 'redlock' at 127.0.0.1:" + std::to_string(replica.port()) +
+                  " (named by sentinel 127.0.0.1:" + std::to_string(stale.port()) +
+                  ") answered 'slave', not master"));
+  ASSERT_TRUE(lock->unlock());
+}
+
+// A sentinel that accepts the connection but never answers (stopped) is given the
+// connect timeout, then the next sentinel is asked.
+TEST_F(SentinelTest, ASilentSentinelIsGivenUpAfterTheConnectTimeout) {
+  test::RedisServer& silent = group(2).sentinel(0);
+  const std::string port = std::to_string(silent.port());
+  silent.pause();
+  LogLines log;
+  Options only_silent;
+  only_silent.nodes = {"redis-sentinel://127.0.0.1:" + port + "/group2"};
+  only_silent.connect_timeout = 200ms;
+  only_silent.log = log.sink();
+  auto refused_client = Client::create(only_silent);
+  std::this_thread::sleep_for(500ms);  // the first look-up has failed by then
+  Options then_another = only_silent;
+  then_another.log = nullptr;
+  then_another.nodes = {"redis-sentinel://127.0.0.1:" + port +
+                        ",127.0.0.1:" + std::to_string(group(2).sentinel(1).port()) + "/group2"};
+  auto client = Client::create(then_another);
+  auto lock = client->try_lock("sentinel:silent", 10s);
+  for (int tries = 0; !lock && tries < 50; ++tries) {  // the first look-up takes 200 ms
+    std::this_thread::sleep_for(20ms);
+    lock = client->try_lock("sentinel:silent", 10s);
+  }
+  silent.resume();
+  EXPECT_TRUE(log.contain("sentinel 127.0.0.1:" + port +
+                          " (master 'group2'): no reply to SENTINEL GET-MASTER-ADDR-BY-NAME "
+                          "within 200 ms"));
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(settled(group(2).master(), "sentinel:silent", lock->value()), lock->value());
   ASSERT_TRUE(lock->unlock());
 }
 
