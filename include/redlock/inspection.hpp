@@ -58,6 +58,10 @@ struct NodeView {
   /// a semaphore's permits in order of expiry, the soonest first. Expired entries the
   /// node still keeps are left out (inspecting writes nothing to the node).
   std::vector<KeyHolder> holders;
+  /// For a Sentinel group (a redis-sentinel:// node): the master that answered, e.g.
+  /// "master 'orders' at 10.0.0.7:6380 (named by sentinel 10.0.0.1:26379)", or the
+  /// sentinel or master the member was trying when it failed. Empty for other nodes.
+  std::string served_by;
 };
 
 }  // namespace redlock

@@ -39,6 +39,19 @@ struct Options {
   ///   redis://[[user]:password@]host:port[/db]   plain TCP (host may be a name or [v6])
   ///   rediss://...                               TLS, configured by `tls`
   ///   unix:///path/to/redis.sock[?db=N]          unix domain socket
+  ///   redis-sentinel://[[user]:password@]host[:port],host[:port].../name[/db]
+  ///                                              a Sentinel group: the master that its
+  ///                                              sentinels name `name` (port 26379 by
+  ///                                              default; credentials and db are the
+  ///                                              master's, the sentinels' are
+  ///                                              sentinel_username/sentinel_password)
+  ///   rediss-sentinel://...                      the same over TLS (sentinels and master)
+  /// A Sentinel group is one member (one vote). Each connection to it first asks the
+  /// sentinels in turn (SENTINEL GET-MASTER-ADDR-BY-NAME), then checks with ROLE that the
+  /// server named is a master before sending it anything; it asks again after every
+  /// connection loss and after a READONLY or MASTERDOWN reply, so it follows failovers
+  /// (paced by the reconnect backoff below). Two Sentinel URLs with the same name and the
+  /// same set of sentinels are one member (rejected as a duplicate).
   std::vector<std::string> nodes;
 
   /// Nodes that must agree. 0 = a majority (N/2+1). Allowed: [N/2+1, N].
@@ -85,6 +98,13 @@ struct Options {
   /// Defaults for nodes whose URL carries no credentials (ACL user, password).
   std::string username;
   std::string password;
+  ///@}
+
+  ///@{
+  /// Credentials for the sentinels of every redis-sentinel:// node (the URL's own
+  /// credentials are the master's). Empty password: no AUTH to the sentinels.
+  std::string sentinel_username;
+  std::string sentinel_password;
   ///@}
 
   /// TLS settings for rediss:// nodes (CA, client certificate, server name).

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <utility>
 #include <vector>
@@ -19,6 +20,8 @@
 #include "net/errors.hpp"
 #include "net/handshake.hpp"
 #include "net/pipeline.hpp"
+#include "net/sentinel_resolution.hpp"
+#include "net/sentinel_watch.hpp"
 #include "net/tls_transport.hpp"
 #include "net/transport.hpp"
 
@@ -65,6 +68,14 @@ bool looks_like_tls_record(const char* data, std::size_t size) {
 
 std::string describe_where(const Endpoint& endpoint) {
   if (endpoint.scheme == Scheme::unix_socket) return endpoint.path;
+  if (endpoint.is_sentinel_group()) {
+    std::string where = "master '" + endpoint.master_name + "' (sentinels ";
+    for (std::size_t i = 0; i < endpoint.sentinels.size(); ++i) {
+      if (i > 0) where += ',';
+      where += describe_address(endpoint.sentinels[i].host, endpoint.sentinels[i].port);
+    }
+    return where + ")";
+  }
   if (endpoint.host.find(':') != std::string::npos) {
     return "[" + endpoint.host + "]:" + std::to_string(endpoint.port);
   }
@@ -91,6 +102,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
         where_(describe_where(options_.endpoint)),
         pipeline_(pipeline_options(options_)) {
     backoff_ = options_.reconnect_min;
+    if (options_.endpoint.is_sentinel_group()) sentinel_.emplace(options_.endpoint);
     rng_.seed(static_cast<std::uint32_t>(uv_hrtime() ^ reinterpret_cast<std::uintptr_t>(this)));
   }
 
@@ -110,6 +122,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
     if (phase_ == Phase::closed) return;
     phase_ = Phase::closed;
     ++generation_;
+    if (watch_) watch_->stop();
     drop_transport();
     uv_timer_stop(&deadline_timer_);
     uv_timer_stop(&backoff_timer_);
@@ -145,6 +158,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
   }
 
   const Endpoint& endpoint() const noexcept { return options_.endpoint; }
+  const std::string& where() const noexcept { return where_; }
 
   ConnectionState state() const noexcept {
     switch (phase_) {
@@ -261,8 +275,23 @@ class ConnectionImpl final : public Connection, private TransportSink {
 
   // --- connecting -------------------------------------------------------------------
 
+  // What is dialled: the node, or for a Sentinel group a sentinel or the master it named.
+  const Endpoint& target() const noexcept {
+    return sentinel_ ? sentinel_->target() : options_.endpoint;
+  }
+
   void begin_connect() {
-    const Endpoint& endpoint = options_.endpoint;
+    if (sentinel_) {
+      // Every connection to a Sentinel group starts with a look-up: after a failure the
+      // master may be another server, and asking costs one round trip per reconnect.
+      sentinel_->begin();
+      where_ = sentinel_->where();
+    }
+    dial();
+  }
+
+  void dial() {
+    const Endpoint& endpoint = target();
     if (endpoint.scheme == Scheme::rediss && !tls_context_) {
       // Loaded on the first attempt rather than at create(), so that a missing file is
       // reported like any connect failure and a file that appears later is picked up;
@@ -351,9 +380,9 @@ class ConnectionImpl final : public Connection, private TransportSink {
   void connect_next_address() {
     phase_ = Phase::connecting;
     const auto* address = reinterpret_cast<const sockaddr*>(&addresses_[next_address_++]);
-    if (options_.endpoint.scheme == Scheme::rediss) {
+    if (target().scheme == Scheme::rediss) {
       const std::string& name =
-          options_.tls.server_name.empty() ? options_.endpoint.host : options_.tls.server_name;
+          options_.tls.server_name.empty() ? target().host : options_.tls.server_name;
       transport_.reset(make_tls_transport(loop_, *this, address, where_, tls_context_, name));
     } else {
       transport_.reset(make_tcp_transport(loop_, *this, address, where_));
@@ -377,7 +406,12 @@ class ConnectionImpl final : public Connection, private TransportSink {
   void on_transport_connected() override {
     transport_connected_ = true;
     std::string handshake;
-    if (!handshake_.start(options_.endpoint, handshake)) {
+    Handshake::Goal goal = Handshake::Goal::plain;
+    if (sentinel_) {
+      goal = sentinel_->asking_sentinel() ? Handshake::Goal::ask_sentinel
+                                          : Handshake::Goal::confirm_master;
+    }
+    if (!handshake_.start(target(), handshake, goal)) {
       become_ready();
       return;
     }
@@ -392,16 +426,68 @@ class ConnectionImpl final : public Connection, private TransportSink {
 
   void on_handshake_reply(const redisReply* reply) {
     NetError error;
-    switch (handshake_.on_reply(reply, options_.endpoint, where_, error)) {
+    switch (handshake_.on_reply(reply, target(), where_, error)) {
       case Handshake::Outcome::more:
         return;
       case Handshake::Outcome::failed:
         fail_connection(std::move(error));
         return;
       case Handshake::Outcome::done:
+        if (sentinel_ && sentinel_->asking_sentinel()) {
+          dial_named_master();
+          return;
+        }
         become_ready();
         return;
     }
+  }
+
+  // The sentinel answered: its connection has served its purpose, and the rest of what
+  // it sent (nothing, normally) belongs to it.
+  void dial_named_master() {
+    ++generation_;
+    drop_transport();
+    sentinel_->master_named(handshake_.named_host(), handshake_.named_port());
+    where_ = sentinel_->where();
+    dial();
+  }
+
+  void watch_switches() {
+    if (!watch_) {
+      watch_.emplace(loop_, options_,
+                     [this](std::string_view payload) { on_switch_master(payload); });
+    }
+    watch_->watch(sentinel_->naming_endpoint());
+  }
+
+  void on_switch_master(std::string_view payload) {
+    if (phase_ == Phase::closed || !sentinel_->switch_moves_master(payload)) return;
+    if (phase_ != Phase::backoff) {
+      fail_connection({make_error_code(errc::connection_error),
+                       where_ + ": the sentinels moved the master (+switch-master " +
+                           std::string(payload) + "): asking the sentinels again"});
+    }
+    // The backoff grew on failures of the old master (killed, say); the new one gets the
+    // first, shortest jittered wait, which still spreads the clients' look-ups.
+    if (phase_ == Phase::backoff) {
+      backoff_ = options_.reconnect_min;
+      std::uniform_int_distribution<std::int64_t> jitter(
+          0, std::max<std::int64_t>(backoff_.count(), 0));
+      uv_timer_start(&backoff_timer_, &on_backoff_timer, std::uint64_t(jitter(rng_)), 0);
+    }
+  }
+
+  // A sentinel that cannot be reached or names no master is not the group's failure
+  // while another sentinel may still answer: the next one is asked at once, within the
+  // same round. True when that happened.
+  bool ask_next_sentinel(const NetError& error) {
+    if (!sentinel_ || !sentinel_->asking_sentinel() || phase_ == Phase::ready) return false;
+    if (!sentinel_->sentinel_failed(error)) return false;
+    ++generation_;
+    drop_transport();
+    where_ = sentinel_->where();
+    dial();
+    return true;
   }
 
   void become_ready() {
@@ -409,6 +495,10 @@ class ConnectionImpl final : public Connection, private TransportSink {
     backoff_ = options_.reconnect_min;
     connect_deadline_ns_ = 0;
     ++stats_.connects;
+    if (sentinel_) {
+      pipeline_.set_where(where_);
+      watch_switches();
+    }
     arm_deadline_timer();
     schedule_flush();
     if (options_.on_ready) options_.on_ready();
@@ -428,6 +518,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
   // others get `error`; abandoned ones were answered already.
   void fail_connection(NetError error, std::uint64_t expired_at = 0) {
     if (phase_ == Phase::closed) return;
+    if (ask_next_sentinel(error)) return;
+    if (sentinel_ && sentinel_->asking_sentinel()) error = sentinel_->exhausted();
     ++generation_;
     if (transport_connected_) ++stats_.disconnects;
     drop_transport();
@@ -516,7 +608,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
           detail = "resolve " + where_ + ": timed out after " + limit;
           break;
         case Phase::handshaking:
-          detail = where_ + ": no reply to AUTH/SELECT within " + limit;
+          detail = where_ + ": no reply to " + handshake_commands() + " within " + limit;
           break;
         default:
           detail = transport_ != nullptr && transport_->handshaking()
@@ -534,6 +626,11 @@ class ConnectionImpl final : public Connection, private TransportSink {
     }
     arm_deadline_timer();
     run_all(expired);
+  }
+
+  const char* handshake_commands() const noexcept {
+    if (!sentinel_) return "AUTH/SELECT";
+    return sentinel_->asking_sentinel() ? "SENTINEL GET-MASTER-ADDR-BY-NAME" : "AUTH/SELECT/ROLE";
   }
 
   // --- writing and reading ----------------------------------------------------------
@@ -601,7 +698,17 @@ class ConnectionImpl final : public Connection, private TransportSink {
     if (!completion.reloaded_script.empty() && options_.on_script_reloaded) {
       options_.on_script_reloaded(completion.reloaded_script);
     }
+    const bool demoted = sentinel_ && reply->type == REDIS_REPLY_ERROR &&
+                         is_not_master_error(std::string_view(reply->str, reply->len));
+    const std::uint64_t generation = generation_;
     completion.run();
+    // The master of a Sentinel group was demoted (a failover the connection did not see
+    // end, or a sentinel that named a replica): reconnecting asks the sentinels again.
+    if (demoted && generation == generation_ && phase_ == Phase::ready) {
+      fail_connection({make_error_code(errc::connection_error),
+                       where_ + " answered " + std::string(reply->str, reply->len) +
+                           ": asking the sentinels again"});
+    }
   }
 
   uv_loop_t* loop_;
@@ -628,6 +735,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
 
   Pipeline pipeline_;
   Handshake handshake_;
+  std::optional<SentinelResolution> sentinel_;  // a Sentinel group's look-up, else empty
+  std::optional<SentinelWatch> watch_;          // +switch-master, once a sentinel named a master
   std::uint64_t generation_ = 0;  // bumped whenever the connection is dropped or closed
   std::uint64_t armed_ns_ = no_deadline;
   std::uint64_t connect_deadline_ns_ = 0;  // 0 when not connecting
@@ -673,6 +782,10 @@ void Connection::eval(const scripts::Script& script, std::span<const std::string
 
 const Endpoint& Connection::endpoint() const noexcept {
   return impl(this)->endpoint();
+}
+
+const std::string& Connection::where() const noexcept {
+  return impl(this)->where();
 }
 ConnectionState Connection::state() const noexcept {
   return impl(this)->state();

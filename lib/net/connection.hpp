@@ -149,6 +149,10 @@ class Connection {
             ReplyCallback callback, SharedCommand* shared = nullptr);
 
   const Endpoint& endpoint() const noexcept;
+  /// What the connection dials, as its error details name it: host:port or the socket
+  /// path; for a Sentinel group the master last named ("master 'mymaster' at
+  /// 127.0.0.1:7001 (named by sentinel 127.0.0.1:26379)") or the sentinel being asked.
+  const std::string& where() const noexcept;
   ConnectionState state() const noexcept;
   /// Commands queued or in flight, including timed-out ones whose reply is still due.
   std::size_t pending() const noexcept;

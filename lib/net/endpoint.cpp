@@ -6,12 +6,16 @@
 #include <climits>
 #include <optional>
 
+#include "net/errors.hpp"
+
 namespace redlock::net {
 namespace {
 
 constexpr std::string_view redis_prefix = "redis://";
 constexpr std::string_view rediss_prefix = "rediss://";
 constexpr std::string_view unix_prefix = "unix://";
+constexpr std::string_view sentinel_prefix = "redis-sentinel://";
+constexpr std::string_view sentinels_prefix = "rediss-sentinel://";
 
 bool starts_with_nocase(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;
@@ -103,17 +107,6 @@ std::optional<long> parse_number(std::string_view text, long max) {
   }
   if (value > max) return std::nullopt;
   return value;
-}
-
-std::string quoted(std::string_view text) {
-  // Built with append rather than operator+: GCC 12 at -O2 reports a false
-  // -Wrestrict on "'" + std::string(...).
-  std::string out;
-  out.reserve(text.size() + 2);
-  out += '\'';
-  out += text;
-  out += '\'';
-  return out;
 }
 
 bool valid_host_name(std::string_view host) {
@@ -259,6 +252,62 @@ Result<Endpoint> parse_tcp(std::string_view url, std::string_view rest, Endpoint
   return endpoint;
 }
 
+// "h1:p1,h2:p2/name[/db]" after the credentials. Each sentinel's address is read by
+// parse_tcp, so hosts, IPv6 literals and ports follow the rules of a redis:// URL.
+Result<Endpoint> parse_sentinel_group(std::string_view url, std::string_view rest,
+                                      Endpoint endpoint) {
+  std::size_t at = credentials_end(rest, false);
+  if (at != std::string_view::npos) {
+    if (auto error = parse_credentials(url, rest.substr(0, at), endpoint)) return *error;
+    rest = rest.substr(at + 1);
+  }
+  std::size_t slash = rest.find('/');
+  if (slash == std::string_view::npos) {
+    return invalid(url, "missing master name (write redis-sentinel://host:26379,.../name)");
+  }
+  std::string_view hosts = rest.substr(0, slash);
+  std::string_view path = rest.substr(slash + 1);
+  if (hosts.empty()) return invalid(url, "missing sentinel address");
+  while (true) {
+    std::size_t comma = hosts.find(',');
+    std::string_view one = hosts.substr(0, comma);
+    if (one.empty()) return invalid(url, "empty sentinel address in the list");
+    Endpoint address;
+    address.port = 26379;
+    auto parsed = parse_tcp(url, one, std::move(address));
+    if (!parsed) return parsed.error();
+    if (parsed->db != 0 || !parsed->password.empty() || !parsed->username.empty()) {
+      return invalid(url, "unexpected " + quoted(one) + " in the sentinel list");
+    }
+    for (const auto& known : endpoint.sentinels) {
+      if (known.host == parsed->host && known.port == parsed->port) {
+        return invalid(url, "sentinel " + quoted(one) + " listed twice");
+      }
+    }
+    endpoint.sentinels.push_back({parsed->host, parsed->port});
+    if (comma == std::string_view::npos) break;
+    hosts = hosts.substr(comma + 1);
+  }
+  std::size_t db_slash = path.find('/');
+  std::string_view name = path.substr(0, db_slash);
+  if (name.empty()) {
+    return invalid(url, "missing master name (write redis-sentinel://host:26379,.../name)");
+  }
+  if (name.find_first_of("?#") != std::string_view::npos) {
+    return invalid(url, "bad character in master name " + quoted(name));
+  }
+  auto decoded = percent_decode(name);
+  if (!decoded) return invalid(url, "bad percent-escape in master name " + quoted(name));
+  endpoint.master_name = std::move(*decoded);
+  if (db_slash != std::string_view::npos) {
+    std::string_view db = path.substr(db_slash + 1);
+    auto number = parse_number(db, INT_MAX);
+    if (!number) return invalid(url, "bad db " + quoted(db) + " (expected 0 or more)");
+    endpoint.db = static_cast<int>(*number);
+  }
+  return endpoint;
+}
+
 }  // namespace
 
 Result<Endpoint> parse_endpoint(std::string_view url) {
@@ -279,6 +328,14 @@ Result<Endpoint> parse_endpoint(std::string_view url) {
     endpoint.scheme = Scheme::rediss;
     return parse_tcp(url, url.substr(rediss_prefix.size()), std::move(endpoint));
   }
+  if (starts_with_nocase(url, sentinel_prefix)) {
+    endpoint.scheme = Scheme::redis;
+    return parse_sentinel_group(url, url.substr(sentinel_prefix.size()), std::move(endpoint));
+  }
+  if (starts_with_nocase(url, sentinels_prefix)) {
+    endpoint.scheme = Scheme::rediss;
+    return parse_sentinel_group(url, url.substr(sentinels_prefix.size()), std::move(endpoint));
+  }
   if (starts_with_nocase(url, unix_prefix)) {
     endpoint.scheme = Scheme::unix_socket;
     endpoint.port = 0;
@@ -286,10 +343,11 @@ Result<Endpoint> parse_endpoint(std::string_view url) {
   }
   std::size_t scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) {
-    return invalid(url, "missing scheme (expected redis://, rediss:// or unix://)");
+    return invalid(url,
+                   "missing scheme (expected redis://, rediss://, unix:// or redis-sentinel://)");
   }
   return invalid(url, "unknown scheme " + quoted(url.substr(0, scheme_end)) +
-                          " (expected redis, rediss or unix)");
+                          " (expected redis, rediss, unix, redis-sentinel or rediss-sentinel)");
 }
 
 }  // namespace redlock::net

@@ -3,12 +3,19 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <redlock/result.hpp>
 
 namespace redlock::net {
 
 enum class Scheme { redis, rediss, unix_socket };
+
+/// One sentinel of a Sentinel group.
+struct SentinelAddress {
+  std::string host;  ///< Without brackets for IPv6 literals.
+  std::uint16_t port = 26379;
+};
 
 /// A parsed node URL.
 struct Endpoint {
@@ -20,6 +27,16 @@ struct Endpoint {
   std::string username;  ///< ACL user; empty = "default" (AUTH with the password only).
   std::string password;  ///< Empty = no AUTH.
   std::string display;   ///< The URL with the password replaced by "***": safe to log.
+  /// A Sentinel group (redis-sentinel://, rediss-sentinel://): the sentinels to ask, in
+  /// the URL's order. Empty for a standalone master. host and port are then unset: the
+  /// master is whatever the sentinels name (net/sentinel_resolution.hpp); scheme, db,
+  /// username and password are the master's.
+  std::vector<SentinelAddress> sentinels;
+  std::string master_name;        ///< The group's name, as the sentinels monitor it.
+  std::string sentinel_username;  ///< ACL user for the sentinels; empty = "default".
+  std::string sentinel_password;  ///< Empty = no AUTH to the sentinels.
+
+  bool is_sentinel_group() const noexcept { return !sentinels.empty(); }
 };
 
 /// Parses redis://[[user]:password@]host[:port][/db], rediss://..., unix:///path[?db=N]
@@ -30,6 +47,11 @@ struct Endpoint {
 /// or '/' in a password (credentials end at the last '@'); "[v6%25zone]". Rejected: a
 /// user without a password, credentials without ':', ports outside 1-65535, anything
 /// after the db. Message format: invalid node URL "<masked URL>": <what is wrong>.
+///
+/// A Sentinel group: redis-sentinel://[[user]:password@]host[:port],host[:port].../name[/db]
+/// (rediss-sentinel:// for TLS to the sentinels and the master). The credentials are the
+/// master's; a sentinel's port defaults to 26379; name is percent-decoded and must be
+/// non-empty. The same host:port twice is rejected.
 Result<Endpoint> parse_endpoint(std::string_view url);
 
 }  // namespace redlock::net

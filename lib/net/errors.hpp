@@ -36,6 +36,9 @@ std::error_code classify_error_reply(std::string_view text) noexcept;
 /// ("The user executing the script can't ...").
 bool is_permission_error(std::string_view text) noexcept;
 
+/// `text` in single quotes, as details quote what a user wrote or a server answered.
+std::string quoted(std::string_view text);
+
 /// True for the EVALSHA miss that triggers the EVAL fallback.
 bool is_noscript(std::string_view text) noexcept;
 

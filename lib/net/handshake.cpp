@@ -3,12 +3,15 @@
 #include <hiredis/hiredis.h>
 
 #include "net/command_encoder.hpp"
+#include "net/sentinel_resolution.hpp"
 
 namespace redlock::net {
 
-bool Handshake::start(const Endpoint& endpoint, std::string& out) {
+bool Handshake::start(const Endpoint& endpoint, std::string& out, Goal goal) {
   count_ = 0;
   done_ = 0;
+  named_host_.clear();
+  named_port_ = 0;
   if (!endpoint.password.empty()) {
     // Without an ACL user this is AUTH <password>, which every Redis version accepts.
     if (endpoint.username.empty()) {
@@ -26,12 +29,45 @@ bool Handshake::start(const Endpoint& endpoint, std::string& out) {
     append_command(out, argv);
     steps_[count_++] = Step::select;
   }
+  if (goal == Goal::ask_sentinel) {
+    const std::array<std::string_view, 3> argv{"SENTINEL", "GET-MASTER-ADDR-BY-NAME",
+                                               endpoint.master_name};
+    append_command(out, argv);
+    steps_[count_++] = Step::ask_sentinel;
+  } else if (goal == Goal::confirm_master) {
+    const std::array<std::string_view, 1> argv{"ROLE"};
+    append_command(out, argv);
+    steps_[count_++] = Step::role;
+  }
   return count_ > 0;
+}
+
+Handshake::Outcome Handshake::on_sentinel_reply(const redisReply* reply, std::string_view where,
+                                                NetError& error) {
+  std::string problem;
+  if (!read_master_address(reply, named_host_, named_port_, problem)) {
+    error = {make_error_code(errc::connection_error), std::string(where) + " " + problem};
+    return Outcome::failed;
+  }
+  return done_ == count_ ? Outcome::done : Outcome::more;
+}
+
+Handshake::Outcome Handshake::on_role_reply(const redisReply* reply, std::string_view where,
+                                            NetError& error) {
+  std::string role;
+  if (!read_role_is_master(reply, role)) {
+    error = {make_error_code(errc::connection_error),
+             "ROLE on " + std::string(where) + " answered '" + role + "', not master"};
+    return Outcome::failed;
+  }
+  return done_ == count_ ? Outcome::done : Outcome::more;
 }
 
 Handshake::Outcome Handshake::on_reply(const redisReply* reply, const Endpoint& endpoint,
                                        std::string_view where, NetError& error) {
   const Step step = steps_[done_++];
+  if (step == Step::ask_sentinel) return on_sentinel_reply(reply, where, error);
+  if (step == Step::role) return on_role_reply(reply, where, error);
   if (reply->type == REDIS_REPLY_ERROR) {
     const std::string_view text(reply->str, reply->len);
     std::string detail = step == Step::auth ? "AUTH on " + std::string(where) + " failed: "

@@ -155,6 +155,8 @@ class Pipeline {
 
   /// Commands queued or in flight, counting abandoned ones whose reply is still due.
   std::size_t pending() const noexcept { return entries_.size(); }
+  /// Renames the node in later details: a Sentinel group's master changes with failovers.
+  void set_where(std::string where) { options_.where = std::move(where); }
   /// Commands whose bytes went out and whose reply has not come.
   std::size_t in_flight() const noexcept { return written_; }
   std::uint64_t commands() const noexcept { return commands_; }

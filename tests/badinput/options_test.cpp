@@ -168,10 +168,10 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedUrl{"", "nodes: invalid node URL \"\": empty URL"},
         MalformedUrl{"127.0.0.1:6379",
                      "nodes: invalid node URL \"127.0.0.1:6379\": missing scheme (expected "
-                     "redis://, rediss:// or unix://)"},
+                     "redis://, rediss://, unix:// or redis-sentinel://)"},
         MalformedUrl{"http://127.0.0.1:6379",
                      "nodes: invalid node URL \"http://127.0.0.1:6379\": unknown scheme 'http' "
-                     "(expected redis, rediss or unix)"},
+                     "(expected redis, rediss, unix, redis-sentinel or rediss-sentinel)"},
         MalformedUrl{"redis://", "nodes: invalid node URL \"redis://\": missing host"},
         MalformedUrl{"redis://127.0.0.1:",
                      "nodes: invalid node URL \"redis://127.0.0.1:\": "

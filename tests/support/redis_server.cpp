@@ -308,6 +308,9 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
   // A write to a socket whose peer died must be an error, not a process-killing signal.
   ::signal(SIGPIPE, SIG_IGN);
   dir_ = make_temp_dir();
+  if (!options_.sentinel_config.empty()) {
+    write_file(dir_ + "/sentinel.conf", options_.sentinel_config);
+  }
   std::string last_failure;
   for (int attempt = 0; attempt < max_port_attempts; ++attempt) {
     port_ = free_port();
@@ -337,19 +340,13 @@ RedisServer::~RedisServer() {
 }
 
 std::vector<std::string> RedisServer::command_line() const {
-  std::vector<std::string> args = {redis_server_binary(),
-                                   "--bind",
-                                   "127.0.0.1",
-                                   "--port",
-                                   std::to_string(plain_port_),
-                                   "--dir",
-                                   dir_,
-                                   "--daemonize",
-                                   "no",
-                                   "--protected-mode",
-                                   "no",
-                                   "--logfile",
-                                   dir_ + "/redis.log"};
+  std::vector<std::string> args = {redis_server_binary()};
+  if (!options_.sentinel_config.empty()) {
+    args.insert(args.end(), {dir_ + "/sentinel.conf", "--sentinel"});
+  }
+  args.insert(args.end(),
+              {"--bind", "127.0.0.1", "--port", std::to_string(plain_port_), "--dir", dir_,
+               "--daemonize", "no", "--protected-mode", "no", "--logfile", dir_ + "/redis.log"});
   if (options_.appendonly_always) {
     args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always", "--save", ""});
   } else {

@@ -70,6 +70,9 @@ struct RedisServerOptions {
   /// hiredis and works whatever the TLS settings under test are.
   bool tls = false;
   TlsClientAuth tls_client_auth = TlsClientAuth::required;
+  /// Non-empty: run a sentinel instead (redis-server <dir>/sentinel.conf --sentinel), with
+  /// this text as its configuration file, which the sentinel rewrites as it learns.
+  std::string sentinel_config;
 };
 
 /// One real redis-server child process.

@@ -185,5 +185,56 @@ TEST(Endpoint, MessageNamesTheUrl) {
   expect_contains(message, "invalid node URL \"redis://:***@node-3:99999/1\"");
 }
 
+// --- Sentinel groups -------------------------------------------------------------------
+
+TEST(Endpoint, SentinelGroup) {
+  Endpoint e = parse_ok("redis-sentinel://10.0.0.1:26379,s2,[::1]:26380/mymaster");
+  EXPECT_TRUE(e.is_sentinel_group());
+  EXPECT_EQ(e.scheme, Scheme::redis);
+  EXPECT_EQ(e.master_name, "mymaster");
+  ASSERT_EQ(e.sentinels.size(), 3u);
+  EXPECT_EQ(e.sentinels[0].host, "10.0.0.1");
+  EXPECT_EQ(e.sentinels[0].port, 26379);
+  EXPECT_EQ(e.sentinels[1].host, "s2");
+  EXPECT_EQ(e.sentinels[1].port, 26379);  // the sentinel default, not 6379
+  EXPECT_EQ(e.sentinels[2].host, "::1");
+  EXPECT_EQ(e.sentinels[2].port, 26380);
+  EXPECT_EQ(e.db, 0);
+  EXPECT_TRUE(e.host.empty());  // the master is whatever the sentinels name
+}
+
+TEST(Endpoint, SentinelGroupCredentialsAndDbAreTheMasters) {
+  Endpoint e = parse_ok("REDISS-SENTINEL://alice:p%40ss@s1:5000,s2:5001/orders%2Fmain/3");
+  EXPECT_EQ(e.scheme, Scheme::rediss);
+  EXPECT_EQ(e.username, "alice");
+  EXPECT_EQ(e.password, "p@ss");
+  EXPECT_EQ(e.master_name, "orders/main");
+  EXPECT_EQ(e.db, 3);
+  EXPECT_TRUE(e.sentinel_password.empty());  // set from Options, never from the URL
+  EXPECT_EQ(e.display, "REDISS-SENTINEL://alice:***@s1:5000,s2:5001/orders%2Fmain/3");
+}
+
+TEST(Endpoint, StandaloneUrlsAreNoSentinelGroup) {
+  EXPECT_FALSE(parse_ok("redis://127.0.0.1:7101/2").is_sentinel_group());
+  EXPECT_FALSE(parse_ok("unix:///tmp/redis.sock").is_sentinel_group());
+}
+
+TEST(Endpoint, BadSentinelGroupsAreNamedWithTheCause) {
+  const std::pair<const char*, const char*> rows[] = {
+      {"redis-sentinel://s1:26379", "missing master name"},
+      {"redis-sentinel://s1:26379/", "missing master name"},
+      {"redis-sentinel:///mymaster", "missing sentinel address"},
+      {"redis-sentinel://s1,,s2/m", "empty sentinel address in the list"},
+      {"redis-sentinel://s1:0/m", "port 0 out of range (1-65535)"},
+      {"redis-sentinel://s1:1,s1:1/m", "sentinel 's1:1' listed twice"},
+      {"redis-sentinel://s1/m/x", "bad db 'x' (expected 0 or more)"},
+      {"redis-sentinel://s1/m?db=1", "bad character in master name"},
+  };
+  for (const auto& [url, cause] : rows) expect_contains(parse_error(url), cause);
+  const std::string masked = parse_error("redis-sentinel://:secret@s1/");
+  expect_contains(masked, "invalid node URL \"redis-sentinel://:***@s1/\"");
+  EXPECT_EQ(masked.find("secret"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace redlock::net

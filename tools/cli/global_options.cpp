@@ -1,5 +1,6 @@
 #include "global_options.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -14,6 +15,20 @@ namespace {
 
 constexpr const char* group = "Global options (before or after the subcommand)";
 
+// A Sentinel group's URL lists its sentinels with commas too
+// ("redis-sentinel://s1:26379,s2:26379/name"): until its name begins, a piece with no
+// scheme continues it.
+bool continues_sentinel_list(const std::vector<std::string>& urls, const std::string& piece) {
+  if (urls.empty() || piece.find("://") != std::string::npos) return false;
+  const std::string& previous = urls.back();
+  const auto scheme_end = previous.find("://");
+  if (scheme_end == std::string::npos) return false;
+  std::string scheme = previous.substr(0, scheme_end);
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return (scheme == "redis-sentinel" || scheme == "rediss-sentinel") &&
+         previous.find('/', scheme_end + 3) == std::string::npos;
+}
+
 std::vector<std::string> split_urls(const std::string& text) {
   std::vector<std::string> urls;
   std::size_t start = 0;
@@ -24,7 +39,14 @@ std::vector<std::string> split_urls(const std::string& text) {
     // Tolerate the spaces of "a, b" and a trailing comma; the library judges the rest.
     const auto first = url.find_first_not_of(" \t");
     const auto last = url.find_last_not_of(" \t");
-    if (first != std::string::npos) urls.push_back(url.substr(first, last - first + 1));
+    if (first != std::string::npos) {
+      url = url.substr(first, last - first + 1);
+      if (continues_sentinel_list(urls, url)) {
+        urls.back() += "," + url;
+      } else {
+        urls.push_back(url);
+      }
+    }
     start = end + 1;
   }
   return urls;
@@ -59,6 +81,9 @@ std::shared_ptr<Client> GlobalOptions::make_client() const {
   if (options.nodes.empty()) {
     throw UsageError("no nodes: pass --nodes redis://HOST:PORT,... or set REDLOCK_NODES");
   }
+  // Kept off the command line, where other users of the machine could read them.
+  if (const char* env = std::getenv("REDLOCK_SENTINEL_USERNAME")) options.sentinel_username = env;
+  if (const char* env = std::getenv("REDLOCK_SENTINEL_PASSWORD")) options.sentinel_password = env;
   options.quorum = quorum;
   if (!node_timeout.empty()) options.node_timeout = parse_duration(node_timeout);
   options.tls.ca_file = tls_ca;
@@ -85,7 +110,10 @@ std::shared_ptr<Client> GlobalOptions::make_client() const {
 void add_global_options(CLI::App& app, GlobalOptions& options) {
   app.add_option("--nodes", options.nodes,
                  "Redis masters, comma-separated: redis://[user:pass@]host:port[/db], "
-                 "rediss://..., unix:///path (default: $REDLOCK_NODES)")
+                 "rediss://..., unix:///path, or Sentinel groups "
+                 "redis-sentinel://[user:pass@]host:port,host:port.../name[/db] (sentinels' "
+                 "credentials: $REDLOCK_SENTINEL_USERNAME, $REDLOCK_SENTINEL_PASSWORD) "
+                 "(default: $REDLOCK_NODES)")
       ->type_name("URL,URL,...")
       ->group(group);
   app.add_option("--ttl", options.ttl, "Time to live of the lock on each node")

@@ -133,6 +133,8 @@ std::string as_json(const std::string& key, const std::vector<NodeView>& views, 
         {"error", answered(view) && view.kind != LockKind::other ? ordered_json(nullptr)
                                                                  : ordered_json(cause_of(node))},
         {"latency_us", node.latency.count()},
+        {"served_by",
+         view.served_by.empty() ? ordered_json(nullptr) : ordered_json(view.served_by)},
     });
   }
   const auto spread = spread_of(views);
@@ -220,16 +222,18 @@ std::string as_table(const std::string& key, const std::vector<NodeView>& views,
     if (view.holders.empty()) {
       const bool quiet = answered(view) && view.kind != LockKind::other;
       row(node.node, state_of(view), "-", "-", quiet ? "-" : cause_of(node));
-      continue;
+    } else {
+      bool first = true;
+      for (const auto& holder : view.holders) {
+        row(first ? node.node : "", first ? state_of(view) : "", to_string(holder.role),
+            holder.remaining_ttl.count() >= 0 ? std::to_string(holder.remaining_ttl.count()) + "ms"
+                                              : "none",
+            holder.value);
+        first = false;
+      }
     }
-    bool first = true;
-    for (const auto& holder : view.holders) {
-      row(first ? node.node : "", first ? state_of(view) : "", to_string(holder.role),
-          holder.remaining_ttl.count() >= 0 ? std::to_string(holder.remaining_ttl.count()) + "ms"
-                                            : "none",
-          holder.value);
-      first = false;
-    }
+    // A Sentinel group's row says which master answered for it.
+    if (!view.served_by.empty()) text += "  served by " + view.served_by + "\n";
   }
   return text;
 }

@@ -1,5 +1,6 @@
 #include "client/engine/engine.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <future>
 #include <stdexcept>
@@ -20,6 +21,20 @@ std::string identity(const net::Endpoint& endpoint) {
   // without case; resolving them here would block, so a name and an address of the
   // same server still count as two (docs/errors.md).
   if (endpoint.scheme == net::Scheme::unix_socket) return "unix:" + endpoint.path;
+  if (endpoint.is_sentinel_group()) {
+    // The same name watched by the same sentinels is one group, however listed.
+    std::vector<std::string> sentinels;
+    for (const auto& sentinel : endpoint.sentinels) {
+      net::Endpoint address;
+      address.host = sentinel.host;
+      address.port = sentinel.port;
+      sentinels.push_back(identity(address));
+    }
+    std::sort(sentinels.begin(), sentinels.end());
+    std::string group = "sentinel:" + endpoint.master_name;
+    for (const auto& sentinel : sentinels) group += "," + sentinel;
+    return group;
+  }
   std::string host;
   for (char c : endpoint.host) {
     host += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -41,6 +56,8 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
       endpoint->password = options.password;
       endpoint->username = options.username;
     }
+    endpoint->sentinel_username = options.sentinel_username;
+    endpoint->sentinel_password = options.sentinel_password;
     identities.push_back(identity(*endpoint));
     names.push_back(endpoint->display);
     net::ConnectionOptions connection;

@@ -64,6 +64,10 @@ class RedisNode final : public Node {
   ~RedisNode() override { close(); }
 
   const std::string& name() const noexcept override { return name_; }
+  std::string serving() const override {
+    if (!connection_ || !connection_->endpoint().is_sentinel_group()) return {};
+    return connection_->where();
+  }
 
   void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
                bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,

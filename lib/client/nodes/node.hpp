@@ -72,6 +72,10 @@ class Node {
 
   /// The node's URL without its password.
   virtual const std::string& name() const noexcept = 0;
+  /// For a member whose server changes (a Sentinel group): the server it talks to now,
+  /// as its errors name it ("master 'm' at 10.0.0.7:6380 (named by sentinel ...)").
+  /// Empty for a node that is one fixed server.
+  virtual std::string serving() const { return {}; }
 
   virtual void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
                        bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,

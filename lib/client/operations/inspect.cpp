@@ -141,8 +141,9 @@ void start_inspect(const std::shared_ptr<Engine>& engine, std::string key,
         const std::array<std::string_view, 1> keys{key};
         node.run_family_script(scripts::key_inspect(), keys, {}, node_timeout,
                                &interpret_inspect_reply,
-                               [views, index, reply = std::move(reply)](NodeReply answer) {
+                               [views, index, &node, reply = std::move(reply)](NodeReply answer) {
                                  auto& view = (*views)[index];
+                                 view.served_by = node.serving();
                                  view.kind = answer.kind;
                                  view.holders = std::move(answer.holders);
                                  reply(std::move(answer));

@@ -1,0 +1,416 @@
+// Sentinel groups as Redlock members, against real sentinels, masters and replicas: a
+// lock on five groups, a failover while locks are held and waiters wait, groups mixed
+// with standalone masters, and the errors of sentinels that cannot help.
+//
+// Five groups of a master, one replica and three sentinels (25 processes) are shared by
+// the suite; a second replica per group would add five processes and test nothing more.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <redlock/redlock.hpp>
+
+#include "support/redis_server.hpp"
+#include "support/sentinel_group.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+class SentinelTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    groups_ = new std::vector<std::unique_ptr<test::SentinelGroup>>;
+    for (int i = 0; i < 5; ++i) {
+      test::SentinelGroupOptions options;
+      options.master_name = "group" + std::to_string(i);
+      options.replicas = 1;
+      groups_->push_back(std::make_unique<test::SentinelGroup>(options));
+    }
+  }
+  static void TearDownTestSuite() {
+    delete groups_;
+    groups_ = nullptr;
+  }
+
+  static test::SentinelGroup& group(std::size_t i) { return *groups_->at(i); }
+
+  static Options options(std::size_t members = 5) {
+    Options options;
+    for (std::size_t i = 0; i < members; ++i) options.nodes.push_back(group(i).url());
+    return options;
+  }
+
+  static std::string get(test::RedisServer& server, const std::string& key) {
+    return test::SentinelGroup::ask(server, {"GET", key}).str;
+  }
+
+  // The key's value once it is `expected`, or after a second: a call returns at the
+  // quorum's decision, and the other members' replies land a little later.
+  static std::string settled(test::RedisServer& server, const std::string& key,
+                             const std::string& expected) {
+    std::string value = get(server, key);
+    for (int tries = 0; value != expected && tries < 1000; ++tries) {
+      std::this_thread::sleep_for(1ms);
+      value = get(server, key);
+    }
+    return value;
+  }
+
+  // Locks `key` until member `member`'s grant is on `master` (a grant whose key is not
+  // there came from a server the member no longer is), for at most `within`.
+  static ::testing::AssertionResult follows(Client& client, std::size_t member,
+                                            test::RedisServer& master, const std::string& key,
+                                            Clock::duration within) {
+    const auto deadline = Clock::now() + within;
+    while (Clock::now() < deadline) {
+      auto probe = client.try_lock(key, 5s);
+      if (!probe) return ::testing::AssertionFailure() << probe.error().message();
+      const bool there = probe->nodes()[member].status == NodeStatus::granted &&
+                         get(master, key) == probe->value();
+      if (!probe->unlock()) return ::testing::AssertionFailure() << "unlock failed";
+      if (there) return ::testing::AssertionSuccess();
+      std::this_thread::sleep_for(5ms);
+    }
+    return ::testing::AssertionFailure() << "member " << member << " not followed in time";
+  }
+
+  static std::vector<std::unique_ptr<test::SentinelGroup>>* groups_;
+};
+
+long long ms(Clock::duration span) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
+}
+
+// The client's log lines (Options::log), for failures no call returns: a member's
+// connection failing while no command waits on it.
+struct LogLines {
+  std::shared_ptr<std::mutex> mutex = std::make_shared<std::mutex>();
+  std::shared_ptr<std::vector<std::string>> lines = std::make_shared<std::vector<std::string>>();
+
+  LogSink sink() const {
+    return [mutex = mutex, lines = lines](LogLevel, std::string_view line) {
+      std::lock_guard<std::mutex> hold(*mutex);
+      lines->emplace_back(line);
+    };
+  }
+  ::testing::AssertionResult contain(const std::string& part) const {
+    std::lock_guard<std::mutex> hold(*mutex);
+    for (const auto& line : *lines) {
+      if (line.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure()
+           << "no log line says: " << part << "; lines: " << ::testing::PrintToString(*lines);
+  }
+};
+
+std::vector<std::unique_ptr<test::SentinelGroup>>* SentinelTest::groups_ = nullptr;
+
+TEST_F(SentinelTest, FiveGroupsGrantALockOnTheMastersTheirSentinelsName) {
+  auto client = Client::create(options());
+  auto lock = client->try_lock("sentinel:five", 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  ASSERT_EQ(lock->nodes().size(), 5u);
+  int granted = 0;
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(lock->nodes()[i].node, group(i).url());
+    granted += lock->nodes()[i].status == NodeStatus::granted;
+    // The key is on each master (the decision came at the third grant; the others still
+    // applied it); a replica never accepted a write, it would have refused one.
+    EXPECT_EQ(settled(group(i).master(), "sentinel:five", lock->value()), lock->value())
+        << "group " << i;
+  }
+  EXPECT_GE(granted, 3);
+  ASSERT_TRUE(lock->unlock());
+  for (std::size_t i = 0; i < 5; ++i)
+    EXPECT_EQ(settled(group(i).master(), "sentinel:five", ""), "");
+}
+
+TEST_F(SentinelTest, GroupsMixWithStandaloneMasters) {
+  test::RedisServer first;
+  test::RedisServer second;
+  Options mixed;
+  mixed.nodes = {first.url(), group(1).url(), second.url()};
+  auto client = Client::create(mixed);
+  auto lock = client->try_lock("sentinel:mixed", 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(settled(first, "sentinel:mixed", lock->value()), lock->value());
+  EXPECT_EQ(settled(group(1).master(), "sentinel:mixed", lock->value()), lock->value());
+  EXPECT_EQ(settled(second, "sentinel:mixed", lock->value()), lock->value());
+  ASSERT_TRUE(lock->unlock());
+}
+
+TEST_F(SentinelTest, ASentinelThatIsDownIsSkipped) {
+  // A port that nothing listens on, first in the list: the next sentinel is asked at once.
+  test::RedisServer gone;
+  const std::uint16_t dead = gone.port();
+  gone.kill9();
+  std::string url = group(2).url();
+  url.insert(std::string("redis-sentinel://").size(), "127.0.0.1:" + std::to_string(dead) + ",");
+  Options one;
+  one.nodes = {url};
+  auto client = Client::create(one);
+  auto lock = client->try_lock("sentinel:skip", 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(settled(group(2).master(), "sentinel:skip", lock->value()), lock->value());
+  ASSERT_TRUE(lock->unlock());
+}
+
+TEST(SentinelOptions, TheSameGroupListedTwiceIsADuplicate) {
+  Options twice;
+  twice.nodes = {"redis-sentinel://127.0.0.1:26380,127.0.0.1:26379/orders",
+                 "redis-sentinel://:pw@127.0.0.1:26379,127.0.0.1:26380/orders/2",
+                 "redis-sentinel://127.0.0.1:26379,127.0.0.1:26380/other"};
+  try {
+    Client::create(twice);
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_THAT(error.what(), HasSubstr("nodes: duplicate node "
+                                        "sentinel:orders,127.0.0.1:26379,127.0.0.1:26380 "
+                                        "(entries 1 and 2)"));
+  }
+  twice.nodes.pop_back();
+  twice.nodes.back() = "redis-sentinel://127.0.0.1:26379/orders";  // another set: allowed
+  EXPECT_NO_THROW(Client::create(twice));
+}
+
+// The URL's credentials are the master's; the sentinels' are Options::sentinel_*.
+TEST(SentinelCredentials, SentinelsThatRequireAPasswordGetTheirOwn) {
+  test::SentinelGroupOptions guarded;
+  guarded.replicas = 1;
+  guarded.sentinels = 1;
+  guarded.quorum = 1;
+  guarded.sentinel_password = "sentinel-secret";
+  test::SentinelGroup group(guarded);
+
+  Options without;
+  without.nodes = {group.url()};
+  auto refused = Client::create(without)->try_lock("sentinel:auth", 10s);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().nodes().at(0).detail,
+              HasSubstr("sentinel 127.0.0.1:" + std::to_string(group.sentinel(0).port()) +
+                        " (master 'redlock') answered NOAUTH"));
+
+  Options with = without;
+  with.sentinel_password = "sentinel-secret";
+  auto client = Client::create(with);
+  auto lock = client->try_lock("sentinel:auth", 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(test::SentinelGroup::ask(group.master(), {"GET", "sentinel:auth"}).str, lock->value());
+  ASSERT_TRUE(lock->unlock());
+}
+
+// Sentinels may disagree: one that names a replica (here a sentinel that watches the
+// replica's address under the group's name, as a stale one would) is not believed. The
+// server it names answers ROLE as a replica, so nothing is sent to it, and the next
+// look-up starts with another sentinel, which names the master.
+TEST(SentinelDisagreement, ASentinelThatNamesAReplicaIsNotBelieved) {
+  test::SentinelGroupOptions small;
+  small.replicas = 1;
+  small.sentinels = 1;
+  small.quorum = 1;
+  test::SentinelGroup group(small);
+  test::RedisServer& replica = group.server(1);
+  test::RedisServerOptions stale_options;
+  stale_options.sentinel_config =
+      "sentinel monitor redlock 127.0.0.1 " + std::to_string(replica.port()) + " 1\n";
+  test::RedisServer stale(stale_options);
+
+  LogLines log;
+  Options options;
+  options.nodes = {"redis-sentinel://127.0.0.1:" + std::to_string(stale.port()) +
+                   ",127.0.0.1:" + std::to_string(group.sentinel(0).port()) + "/redlock"};
+  options.log = log.sink();
+  auto client = Client::create(options);
+  const auto deadline = Clock::now() + 5s;
+  Result<Lock> lock = client->try_lock("sentinel:disagree", 10s);
+  while (!lock && Clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+    lock = client->try_lock("sentinel:disagree", 10s);
+  }
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(test::SentinelGroup::ask(group.master(), {"GET", "sentinel:disagree"}).str,
+            lock->value());
+  EXPECT_TRUE(
+      log.contain("ROLE on master 'redlock' at 127.0.0.1:" + std::to_string(replica.port()) +
+                  " (named by sentinel 127.0.0.1:" + std::to_string(stale.port()) +
+                  ") answered 'slave', not master"));
+  ASSERT_TRUE(lock->unlock());
+}
+
+// A sentinel that accepts the connection but never answers (stopped) is given the
+// connect timeout, then the next sentinel is asked.
+TEST_F(SentinelTest, ASilentSentinelIsGivenUpAfterTheConnectTimeout) {
+  test::RedisServer& silent = group(2).sentinel(0);
+  const std::string port = std::to_string(silent.port());
+  silent.pause();
+  LogLines log;
+  Options only_silent;
+  only_silent.nodes = {"redis-sentinel://127.0.0.1:" + port + "/group2"};
+  only_silent.connect_timeout = 200ms;
+  only_silent.log = log.sink();
+  auto refused_client = Client::create(only_silent);
+  std::this_thread::sleep_for(500ms);  // the first look-up has failed by then
+  Options then_another = only_silent;
+  then_another.log = nullptr;
+  then_another.nodes = {"redis-sentinel://127.0.0.1:" + port +
+                        ",127.0.0.1:" + std::to_string(group(2).sentinel(1).port()) + "/group2"};
+  auto client = Client::create(then_another);
+  auto lock = client->try_lock("sentinel:silent", 10s);
+  for (int tries = 0; !lock && tries < 50; ++tries) {  // the first look-up takes 200 ms
+    std::this_thread::sleep_for(20ms);
+    lock = client->try_lock("sentinel:silent", 10s);
+  }
+  silent.resume();
+  EXPECT_TRUE(log.contain("sentinel 127.0.0.1:" + port +
+                          " (master 'group2'): no reply to SENTINEL GET-MASTER-ADDR-BY-NAME "
+                          "within 200 ms"));
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(settled(group(2).master(), "sentinel:silent", lock->value()), lock->value());
+  ASSERT_TRUE(lock->unlock());
+}
+
+TEST_F(SentinelTest, AnUnknownMasterNameIsReportedWithEverySentinelsAnswer) {
+  std::string url = group(3).url();
+  url.replace(url.rfind('/') + 1, std::string::npos, "nosuchmaster");
+  Options one;
+  one.nodes = {url};
+  auto client = Client::create(one);
+  auto lock = client->try_lock("sentinel:unknown", 10s);
+  ASSERT_FALSE(lock);
+  ASSERT_EQ(lock.error().nodes().size(), 1u);
+  const NodeOutcome& outcome = lock.error().nodes()[0];
+  EXPECT_EQ(outcome.node, url);
+  EXPECT_EQ(outcome.error, make_error_code(errc::connection_error));
+  EXPECT_THAT(outcome.detail,
+              HasSubstr("no sentinel of master 'nosuchmaster' named a reachable master"));
+  for (std::size_t i = 0; i < group(3).sentinel_count(); ++i) {
+    EXPECT_THAT(outcome.detail,
+                HasSubstr("sentinel 127.0.0.1:" + std::to_string(group(3).sentinel(i).port()) +
+                          " (master 'nosuchmaster') does not monitor"));
+  }
+}
+
+// Holds a lock on every group, with a waiter queued behind it, while group 0 fails over:
+// the client follows the group to its new master (the lock is extended there, new locks
+// are granted there), and the waiter still gets the lock once it is released.
+TEST_F(SentinelTest, AFailoverIsFollowedWhileLocksAreHeldAndWaitersWait) {
+  auto client = Client::create(options());
+  auto holder = client->try_lock("sentinel:failover", 30s);
+  ASSERT_TRUE(holder) << holder.error().message();
+  test::RedisServer& old_master = group(0).master();
+
+  auto waiter_client = Client::create(options());
+  auto waiter = std::async(std::launch::async, [&] {
+    return waiter_client->lock("sentinel:failover", {.ttl = 10s, .wait = 60s});
+  });
+  std::this_thread::sleep_for(200ms);  // the waiter is queued
+
+  const auto started = Clock::now();
+  const std::uint16_t new_port = group(0).failover();
+  const auto failed_over = Clock::now();
+  test::RedisServer& new_master = group(0).master();
+  ASSERT_EQ(new_master.port(), new_port);
+  ASSERT_NE(&new_master, &old_master);
+  ASSERT_EQ(test::SentinelGroup::ask(old_master, {"ROLE"}).elements.at(0).str, "slave");
+  // The promoted replica had received the grant before the failover.
+  ASSERT_EQ(get(new_master, "sentinel:failover"), holder->value());
+
+  // A new lock is granted by group 0, on its new master, once the client followed.
+  ASSERT_TRUE(follows(*client, 0, new_master, "sentinel:after", 15s));
+  // For the record: how long the sentinels took, and the client.
+  std::cout << "failover (until the old master was demoted) took " << ms(failed_over - started)
+            << " ms; followed " << ms(Clock::now() - failed_over) << " ms after that\n";
+  EXPECT_EQ(get(old_master, "sentinel:after"), "");
+
+  // Extending reaches the new master: its TTL grows back to the extension's.
+  std::this_thread::sleep_for(1100ms);
+  ASSERT_TRUE(holder->extend(30s));
+  EXPECT_GT(test::SentinelGroup::ask(new_master, {"PTTL", "sentinel:failover"}).integer, 29'000);
+
+  ASSERT_EQ(waiter.wait_for(0s), std::future_status::timeout) << "the waiter got a held lock";
+  const std::string held_value = holder->value();
+  ASSERT_TRUE(holder->unlock());
+  // The release reaches the new master (the unlock returned at a quorum of releases).
+  EXPECT_NE(settled(new_master, "sentinel:failover", ""), held_value);
+  ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready) << "the waiter was lost";
+  auto next = waiter.get();
+  ASSERT_TRUE(next) << next.error().message();
+  EXPECT_NE(next->value(), held_value);
+  EXPECT_EQ(settled(new_master, "sentinel:failover", next->value()), next->value());
+  EXPECT_TRUE(next->unlock());
+}
+
+// After a failover the sentinels ordered, the old master stays up and a master until
+// the sentinels demote it, seconds later. A client that kept writing to it would grant a
+// second holder there while clients that looked the group up afresh use the new master:
+// the +switch-master announcement moves the client at once.
+TEST_F(SentinelTest, TheClientLeavesTheOldMasterWhenTheSentinelsAnnounceTheSwitch) {
+  auto client = Client::create(options());
+  auto warm = client->try_lock("sentinel:warm", 5s);  // every member connected and resolved
+  ASSERT_TRUE(warm) << warm.error().message();
+  for (int tries = 0; warm->nodes()[4].status == NodeStatus::pending && tries < 100; ++tries) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(warm->unlock());
+  test::RedisServer& old_master = group(4).master();
+
+  const auto started = Clock::now();
+  const std::uint16_t new_port = group(4).failover(test::SentinelGroup::Until::switched);
+  const auto switched = Clock::now();
+  test::RedisServer& new_master = group(4).master();
+  ASSERT_EQ(new_master.port(), new_port);
+
+  ASSERT_TRUE(follows(*client, 4, new_master, "sentinel:switch", 2s));
+  std::cout << "failover took " << ms(switched - started) << " ms; followed "
+            << ms(Clock::now() - switched) << " ms after the sentinels switched; the old "
+            << "master is a " << test::SentinelGroup::ask(old_master, {"ROLE"}).elements.at(0).str
+            << " now\n";
+}
+
+// The master dies: the client's connection drops, the sentinels keep naming the dead
+// master until they agree it is down and promote the replica, and the client, asking
+// again on each reconnect (paced by its backoff), reaches the new master on its own.
+TEST_F(SentinelTest, AKilledMasterIsReplacedAndTheClientFindsTheNewOne) {
+  auto client = Client::create(options());
+  auto holder = client->try_lock("sentinel:killed", 30s);
+  ASSERT_TRUE(holder) << holder.error().message();
+  test::RedisServer& old_master = group(3).master();
+  ASSERT_EQ(settled(old_master, "sentinel:killed", holder->value()), holder->value());
+  // The replica has the grant before the master dies (else the group forgets it).
+  test::RedisServer& replica =
+      &group(3).server(0) == &old_master ? group(3).server(1) : group(3).server(0);
+  ASSERT_EQ(settled(replica, "sentinel:killed", holder->value()), holder->value());
+
+  const std::uint16_t old_port = old_master.port();
+  const auto killed = Clock::now();
+  old_master.kill9();
+  const std::uint16_t new_port =
+      group(3).wait_for_new_master(old_port, test::SentinelGroup::Until::switched);
+  const auto switched = Clock::now();
+  ASSERT_EQ(new_port, replica.port());
+
+  ASSERT_TRUE(follows(*client, 3, replica, "sentinel:after-kill", 5s));
+  std::cout << "master killed: the sentinels switched after " << ms(switched - killed)
+            << " ms; the client followed " << ms(Clock::now() - switched) << " ms later\n";
+  // The held lock is extended on the promoted replica.
+  ASSERT_TRUE(holder->extend(30s));
+  EXPECT_GT(test::SentinelGroup::ask(replica, {"PTTL", "sentinel:killed"}).integer, 29'000);
+  ASSERT_TRUE(holder->unlock());
+}
+
+}  // namespace
+}  // namespace redlock
