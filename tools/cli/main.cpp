@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
       "\n"
       "Environment:\n"
       "  REDLOCK_NODES   the node URLs, comma-separated, when --nodes is not given\n"
+      "  REDLOCK_SENTINEL_USERNAME, REDLOCK_SENTINEL_PASSWORD\n"
+      "                  credentials for the sentinels of redis-sentinel:// nodes\n"
       "  REDLOCK_KEY     set by run for its command: the lock's key\n"
       "  REDLOCK_VALUE   set by run for its command: the lock's value\n"
       "  REDLOCK_TOKEN   set by run --fencing: the fencing token of KEY\n"
