@@ -217,7 +217,9 @@ json run_scenario(const Scenario& scenario, const Config& config) {
                                                     "--unsafe-permit-quorum",
                                                     std::to_string(w.unsafe_permit_quorum),
                                                     "--unfenced-every",
-                                                    std::to_string(w.unfenced_every)},
+                                                    std::to_string(w.unfenced_every),
+                                                    "--member-guard",
+                                                    w.member_guard ? "on" : "off"},
                            dir + "/worker-" + id + ".log");
     }
     const auto t0 = Clock::now();

@@ -40,6 +40,9 @@ struct WorkerSettings {
   /// Every Nth exclusive lock of a thread is taken without fencing (0: none), so the
   /// unfenced acquire (a plain SET on Redis 7) meets the same faults as the fenced one.
   int unfenced_every = 2;
+  /// Options::member_guard of the workers (observed restarts, bound = ttl): off only to
+  /// show what a restart without persistence does without it.
+  bool member_guard = true;
 };
 
 /// What a scheduled action may act on.
