@@ -288,7 +288,9 @@ std::vector<Scenario> all_scenarios() {
   // The same fault with the member guard on (its default): a member that restarted is not
   // counted for the workers' ttl after the clients reconnect, so the forgotten locks
   // expire before its grants count. The restarts come every 2 x ttl + 500 ms, so that
-  // locks are taken, and held across the next restart, between them.
+  // locks are taken, and held across the next restart, between them. The restarted nodes
+  // lose their fencing counters too, which no guard brings back: token order is outside
+  // the model here (docs/safety.md).
   s.push_back({"restart_without_persistence_guarded",
                "nodes 0, 1 and 2 killed with -9 and restarted at once without persistence "
                "while locks are held, in a loop; the clients' member guard on",
@@ -303,6 +305,7 @@ std::vector<Scenario> all_scenarios() {
                        [](int, milliseconds at) { return restart_three(at); });
                  return out;
                }});
+  s.back().tokens_in_model = false;
 
   {
     ClusterSettings fake;
