@@ -40,6 +40,9 @@ struct WorkerSettings {
   /// Every Nth exclusive lock of a thread is taken without fencing (0: none), so the
   /// unfenced acquire (a plain SET on Redis 7) meets the same faults as the fenced one.
   int unfenced_every = 2;
+  /// Options::member_guard of the workers (observed restarts, bound = ttl): off only to
+  /// show what a restart without persistence does without it.
+  bool member_guard = true;
 };
 
 /// What a scheduled action may act on.
@@ -68,6 +71,11 @@ struct Scenario {
   /// With expect_violations: the primitive (a checker/primitive.hpp name) whose rule the
   /// caught violations must include; empty for any.
   std::string expect_violations_of;
+  /// In model, whether token order is too. False where a fault loses the nodes' fencing
+  /// counters (a restart without persistence): the member guard restores exclusion, not
+  /// the counters, so regressions are reported but do not fail the scenario; stale writes
+  /// accepted still do.
+  bool tokens_in_model = true;
 };
 
 /// Every scenario, in the order `all` runs them.

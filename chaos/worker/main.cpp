@@ -8,7 +8,7 @@
 //       [--threads 4] [--keys 2] [--duration 10s] [--ttl 1s] [--wait 1s] [--hold 20ms]
 //       [--stall-every N] [--stall 1500ms] [--node-timeout 0] [--prefix chaos:] [--seed N]
 //       [--foreign-threads 0] [--primitive exclusive|rw|semaphore|multi|mix] [--permits 2]
-//       [--unsafe-permit-quorum Q] [--unfenced-every 0]
+//       [--unsafe-permit-quorum Q] [--unfenced-every 0] [--member-guard on|off]
 //
 // --primitive picks what the threads take (each primitive on keys of its own, as a key
 // serves one kind of lock): exclusive locks with fencing (half of them, at random, held
@@ -95,6 +95,9 @@ struct Config {
   int permits = 2;
   int unsafe_permit_quorum = 0;  // 0: the safe one
   int unfenced_every = 0;
+  // Options::member_guard for restarts the client observes; the fleet's longest ttl is
+  // the workers' own ttl.
+  bool member_guard = true;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -103,7 +106,8 @@ struct Config {
                " [--threads N] [--keys N] [--duration D] [--ttl D] [--wait D] [--hold D]"
                " [--stall-every N] [--stall D] [--node-timeout D] [--prefix P] [--seed N]"
                " [--foreign-threads N] [--primitive exclusive|rw|semaphore|multi|mix]"
-               " [--permits K] [--unsafe-permit-quorum Q] [--unfenced-every N]\n";
+               " [--permits K] [--unsafe-permit-quorum Q] [--unfenced-every N]"
+               " [--member-guard on|off]\n";
   std::exit(2);
 }
 
@@ -177,6 +181,9 @@ Config parse(int argc, char** argv) {
       c.unsafe_permit_quorum = count();
     } else if (flag == "--unfenced-every") {
       c.unfenced_every = count();
+    } else if (flag == "--member-guard") {
+      if (value != "on" && value != "off") usage("--member-guard takes on or off, got " + value);
+      c.member_guard = value == "on";
     } else if (flag == "--seed") {
       c.seed = static_cast<unsigned>(count());
     } else {
@@ -441,6 +448,8 @@ int main(int argc, char** argv) {
     // A restarted node should rejoin within milliseconds, not after a long backoff.
     options.reconnect_min = milliseconds(5);
     options.reconnect_max = milliseconds(100);
+    options.member_guard.observed_restarts = config.member_guard;
+    options.member_guard.longest_ttl = config.ttl;
     std::shared_ptr<redlock::Client> client;
     std::unique_ptr<LoweredPermitQuorum> lowered;
     if (config.unsafe_permit_quorum > 0) {

@@ -73,6 +73,11 @@ struct NodeOutcome {
   std::chrono::milliseconds remaining_ttl{-1};  ///< For `held`: the key's PTTL; -1 when unknown.
   std::uint64_t token = 0;               ///< Fencing: the counter this node returned on a grant.
   std::chrono::microseconds latency{0};  ///< Time from sending until this node answered.
+  /// False for a grant (or extend) of a member in its guard period (Options::member_guard):
+  /// the node did what was asked, but it may have lost keys, so the grant did not count
+  /// toward the quorum; `detail` says for how much longer and why. What it granted is
+  /// released like any other grant.
+  bool counted = true;
 };
 
 /// One line describing a node outcome, e.g. "redis://127.0.0.1:7101: held (ttl 912 ms)".

@@ -31,6 +31,33 @@ struct TlsOptions {
   bool insecure_skip_verify = false;
 };
 
+/// Members that may have lost keys (docs/safety.md). A member that restarted without
+/// its data, or failed over to a replica the writes had not reached, may grant a key that
+/// another holder still holds; its grants (and extends) then do not count toward a
+/// quorum until `longest_ttl` has passed since it came back, while its refusals still
+/// count. A guarded member's grant is released like any other. Each member is asked INFO
+/// once per connection (never per lock operation); a server that refuses INFO is taken
+/// for a restarted one on every reconnect.
+struct MemberGuardOptions {
+  /// Guard a member whose restart or failover this client observes: its run_id or its
+  /// replication id (master_replid) changed across a reconnect. Guarded from the
+  /// reconnect for `longest_ttl`. Until a new connection's INFO is answered, the
+  /// member's grants do not count either.
+  bool observed_restarts = true;
+  /// Also guard a member that has been up for less than `longest_ttl` when this client
+  /// first meets it, until its start + `longest_ttl`. Off by default: a client cannot
+  /// tell a freshly started fleet from one that lost its keys, and with this on a fleet
+  /// just started refuses every lock for `longest_ttl`. Turn it on for short-lived
+  /// clients (the CLI run from cron), which never observe a restart themselves.
+  bool young_on_first_contact = false;
+  /// The longest ttl any client of the fleet uses (lock ttl, extend ttl, the watchdog's
+  /// re-armed ttl). 0 (the default): 30 s (LockOptions' default ttl), raised to every
+  /// longer ttl this client is asked for; right for a fleet whose clients share their
+  /// ttls. Set it when clients differ: then a lock or extend whose ttl exceeds it fails
+  /// with errc::invalid_argument naming both.
+  milliseconds longest_ttl{0};
+};
+
 /// Options of a Client. A plain struct: every field has a documented default, and
 /// Client::create() validates the whole set, throwing std::invalid_argument with a
 /// message that names the offending field or URL.
@@ -109,6 +136,9 @@ struct Options {
 
   /// TLS settings for rediss:// nodes (CA, client certificate, server name).
   TlsOptions tls;
+
+  /// Members that may have lost keys: see MemberGuardOptions.
+  MemberGuardOptions member_guard;
 
   /// Run on the caller's libuv loop instead of an own loop thread. The caller runs the
   /// loop; the thread that runs it is the client's loop thread, recognised from the loop's

@@ -18,7 +18,7 @@ void QuorumRound::reset(int nodes, int quorum) {
   assert(nodes >= 1 && quorum >= 1 && quorum <= nodes);
   quorum_ = quorum;
   votes_.assign(static_cast<std::size_t>(nodes), pending_vote);
-  grants_ = refusals_ = failures_ = 0;
+  grants_ = refusals_ = failures_ = uncounted_ = 0;
   max_token_ = 0;
   decision_ = Decision::undecided;
   grants_at_decision_ = 0;
@@ -44,6 +44,9 @@ Decision QuorumRound::record(int index, Vote vote, std::uint64_t token) {
     case Vote::failed:
       ++failures_;
       break;
+    case Vote::uncounted:
+      ++uncounted_;
+      break;
   }
   if (decision_ == Decision::undecided) {
     if (grants_ >= quorum_) {
@@ -60,7 +63,8 @@ Decision QuorumRound::record(int index, Vote vote, std::uint64_t token) {
 }
 
 FailureKind QuorumRound::failure_kind() const noexcept {
-  return failures_ > nodes() - quorum_ ? FailureKind::unreachable : FailureKind::contention;
+  return failures_ + uncounted_ > nodes() - quorum_ ? FailureKind::unreachable
+                                                    : FailureKind::contention;
 }
 
 bool QuorumRound::settled() const noexcept {
@@ -68,7 +72,7 @@ bool QuorumRound::settled() const noexcept {
     case Decision::reached:
       return true;
     case Decision::impossible:
-      return pending() == 0 || failures_ + pending() <= nodes() - quorum_;
+      return pending() == 0 || failures_ + uncounted_ + pending() <= nodes() - quorum_;
     case Decision::undecided:
       break;
   }

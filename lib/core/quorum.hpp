@@ -14,6 +14,10 @@ enum class Vote {
   granted,  ///< the node did what was asked (SET NX, PEXPIRE, DEL, fence)
   refused,  ///< the node answered but the key is another owner's (or gone)
   failed,   ///< no usable answer: timeout, connection or Redis error
+  /// The node did what was asked, but it is in its guard period (core/member_guard.hpp):
+  /// the grant cannot make up a quorum, so for the decision the node is as unavailable as
+  /// a failed one. What it granted is released like any other grant.
+  uncounted,
 };
 
 enum class Decision {
@@ -53,11 +57,14 @@ class QuorumRound {
   int grants() const noexcept { return grants_; }
   int refusals() const noexcept { return refusals_; }
   int failures() const noexcept { return failures_; }
-  int pending() const noexcept { return nodes() - grants_ - refusals_ - failures_; }
+  /// Grants of guarded members: not counted, and no longer pending.
+  int uncounted() const noexcept { return uncounted_; }
+  int pending() const noexcept { return nodes() - grants_ - refusals_ - failures_ - uncounted_; }
   bool answered(int index) const noexcept;
 
   /// Only meaningful once impossible: `unreachable` iff the nodes not failing cannot form
-  /// a quorum (more than N - quorum failures among the votes so far), otherwise
+  /// a quorum (more than N - quorum failures or guarded grants among the votes so far:
+  /// a guarded member cannot help a quorum either), otherwise
   /// `contention`: a quorum was reachable and other holders' refusals made the
   /// difference. So one node down out of five never turns a held lock into
   /// "unreachable", and a partitioned majority (three nodes failing) is never called
@@ -74,6 +81,7 @@ class QuorumRound {
   int grants_ = 0;
   int refusals_ = 0;
   int failures_ = 0;
+  int uncounted_ = 0;
   std::uint64_t max_token_ = 0;
   Decision decision_ = Decision::undecided;
   int grants_at_decision_ = 0;

@@ -60,6 +60,10 @@ std::optional<std::string> check_options(const Options& options,
            " and " + ms(options.reconnect_max);
   if (options.max_pending_per_node == 0) return "max_pending_per_node: must be > 0";
   if (options.max_key_bytes == 0) return "max_key_bytes: must be > 0";
+  if (options.member_guard.longest_ttl.count() < 0 || options.member_guard.longest_ttl > max_ttl) {
+    return "member_guard.longest_ttl: must be in [0, " + ms(max_ttl) + "], got " +
+           ms(options.member_guard.longest_ttl);
+  }
   return std::nullopt;
 }
 

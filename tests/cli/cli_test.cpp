@@ -312,6 +312,18 @@ TEST_F(CliTest, NoExtendTreatsTheEndOfTheTtlAsLost) {
   EXPECT_THAT(result.err, HasSubstr("expired while the command was still running"));
 }
 
+// A process that lives for one command never sees a member restart: with
+// --guard-young-members a member up for less than --longest-ttl does not count, so the
+// test's young servers refuse the lock (exit 3, naming why), and without it they serve.
+TEST_F(CliTest, GuardYoungMembersDoesNotCountMembersYoungerThanTheLongestTtl) {
+  auto guarded = cli({"--guard-young-members", "--longest-ttl", "1h", "acquire", "young-key"});
+  EXPECT_EQ(guarded.exit_code, 3) << describe(guarded);
+  EXPECT_THAT(guarded.err, HasSubstr("when first met")) << guarded.err;
+  EXPECT_EQ(holders("young-key"), 0) << "the guarded grants were not released";
+  auto plain = cli({"acquire", "young-key"});
+  EXPECT_EQ(plain.exit_code, 0) << describe(plain);
+}
+
 TEST_F(CliTest, ThreeNodesDownExitsThreeWithEachNodesCause) {
   std::vector<std::string> down;
   for (std::size_t i = 0; i < 3; ++i) {

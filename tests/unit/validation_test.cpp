@@ -35,6 +35,18 @@ TEST(Validation, DefaultsPass) {
   EXPECT_EQ(effective_quorum(0, 1), 1);
 }
 
+TEST(Validation, MemberGuardLongestTtlIsNamedWhenOutOfRange) {
+  auto options = five_nodes();
+  options.member_guard.longest_ttl = std::chrono::milliseconds(-1);
+  EXPECT_THAT(check_options(options, ids(options)).value_or(""),
+              HasSubstr("member_guard.longest_ttl: must be in [0, "));
+  options.member_guard.longest_ttl = max_ttl + std::chrono::milliseconds(1);
+  EXPECT_THAT(check_options(options, ids(options)).value_or(""),
+              HasSubstr("member_guard.longest_ttl"));
+  options.member_guard.longest_ttl = max_ttl;
+  EXPECT_EQ(check_options(options, ids(options)), std::nullopt);
+}
+
 TEST(Validation, EmptyNodeList) {
   Options options;
   EXPECT_THAT(check_options(options, {}).value_or(""), HasSubstr("node list is empty"));

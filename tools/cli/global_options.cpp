@@ -86,6 +86,10 @@ std::shared_ptr<Client> GlobalOptions::make_client() const {
   if (const char* env = std::getenv("REDLOCK_SENTINEL_PASSWORD")) options.sentinel_password = env;
   options.quorum = quorum;
   if (!node_timeout.empty()) options.node_timeout = parse_duration(node_timeout);
+  // A process that lives for one command never sees a member restart: the young-member
+  // rule is what guards it, and its bound must be known before the first INFO answers.
+  options.member_guard.young_on_first_contact = guard_young;
+  options.member_guard.longest_ttl = longest_ttl.empty() ? ttl_ms() : parse_duration(longest_ttl);
   options.tls.ca_file = tls_ca;
   options.tls.cert_file = tls_cert;
   options.tls.key_file = tls_key;
@@ -125,6 +129,17 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
                  "Deadline of one command on one node (default: min(50ms, ttl/10))")
       ->check(duration_check())
       ->type_name("DURATION")
+      ->group(group);
+  app.add_option("--longest-ttl", options.longest_ttl,
+                 "Longest ttl any client of the fleet uses: how long a member that may have "
+                 "lost its keys is not counted (default: --ttl)")
+      ->check(duration_check())
+      ->type_name("DURATION")
+      ->group(group);
+  app.add_flag("--guard-young-members", options.guard_young,
+               "Do not count a member up for less than --longest-ttl when first met: it may "
+               "have restarted without its keys (costs a fresh fleet that long; "
+               "docs/safety.md)")
       ->group(group);
   app.add_option("--quorum", options.quorum, "Nodes that must agree (default: a majority)")
       ->type_name("N")

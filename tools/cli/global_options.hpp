@@ -15,7 +15,11 @@ struct GlobalOptions {
   std::string nodes;  ///< Comma-separated URLs; REDLOCK_NODES when empty.
   std::string ttl = "30s";
   std::string node_timeout;  ///< Empty: the library's min(50ms, ttl/10).
-  int quorum = 0;            ///< 0: a majority.
+  /// Options::member_guard: the fleet's longest ttl (empty: --ttl), and the young-member
+  /// rule on first contact.
+  std::string longest_ttl;
+  bool guard_young = false;
+  int quorum = 0;  ///< 0: a majority.
   std::string tls_ca;
   std::string tls_cert;
   std::string tls_key;

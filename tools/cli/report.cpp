@@ -22,7 +22,8 @@ void report_failure(std::string_view what, const Error& error, int quorum) {
   int agreed = 0;
   int held = 0;
   for (const auto& node : nodes) {
-    agreed += node.status == NodeStatus::granted;
+    // A guarded member's grant did not count: it is listed below with its reason.
+    agreed += node.status == NodeStatus::granted && node.counted;
     held += node.status == NodeStatus::held;
   }
   std::string headline = std::string(what) + ": " + error.code().message() + " (" +
@@ -35,7 +36,10 @@ void report_failure(std::string_view what, const Error& error, int quorum) {
   // Nodes still pending when the outcome was decided are no cause of it.
   const bool contention = error == errc::conflict;
   for (const auto& node : nodes) {
-    if (node.status == NodeStatus::granted || node.status == NodeStatus::pending) continue;
+    if ((node.status == NodeStatus::granted && node.counted) ||
+        node.status == NodeStatus::pending) {
+      continue;
+    }
     if (contention && node.status == NodeStatus::held) continue;
     report("  " + describe(node));
   }

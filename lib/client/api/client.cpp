@@ -224,8 +224,7 @@ Result<milliseconds> Client::extend(std::string_view key, std::string_view value
   if (auto problem = core::check_key(key, engine_->options().max_key_bytes))
     return invalid("extend", *problem);
   if (value.empty()) return invalid("extend", "value: must not be empty");
-  if (auto problem = core::check_ttl(ttl, engine_->options().node_timeout))
-    return invalid("extend", *problem);
+  if (auto problem = engine_->check_extend_ttl(ttl)) return invalid("extend", *problem);
   auto extended = detail::call_sync<core::Clock::time_point>(
       *engine_, "extend",
       [engine = engine_, key = std::string(key), value = std::string(value),
@@ -241,8 +240,7 @@ void Client::extend_async(std::string_view key, std::string_view value, millisec
                           ExtendCallback callback) {
   auto problem = invalid_if("extend", core::check_key(key, engine_->options().max_key_bytes));
   if (!problem && value.empty()) problem = invalid_if("extend", "value: must not be empty");
-  if (!problem)
-    problem = invalid_if("extend", core::check_ttl(ttl, engine_->options().node_timeout));
+  if (!problem) problem = invalid_if("extend", engine_->check_extend_ttl(ttl));
   detail::call_async<milliseconds>(
       *engine_, "extend_async", quoted("extend", key), std::move(problem),
       [engine = engine_, key = std::string(key), value = std::string(value),

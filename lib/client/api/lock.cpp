@@ -160,7 +160,7 @@ bool Lock::owned() const noexcept {
 Result<void> Lock::extend(milliseconds ttl) {
   if (!state_) return moved_from_error("extend");
   auto& engine = *state_->engine;
-  if (auto problem = invalid_ttl("extend", core::check_ttl(ttl, engine.options().node_timeout))) {
+  if (auto problem = invalid_ttl("extend", engine.check_extend_ttl(ttl))) {
     return *problem;
   }
   auto extended = detail::call_sync<core::Clock::time_point>(
@@ -211,7 +211,7 @@ void Lock::extend_async(milliseconds ttl, std::function<void(Result<void>)> done
   }
   detail::call_async<void>(
       *state_->engine, "extend_async", "extend " + detail::quote_key(state_->resource),
-      invalid_ttl("extend", core::check_ttl(ttl, state_->engine->options().node_timeout)),
+      invalid_ttl("extend", state_->engine->check_extend_ttl(ttl)),
       [state = state_, ttl](auto deliver) {
         detail::extend_lock(state, ttl, [deliver](Result<core::Clock::time_point> extended) {
           if (!extended) return deliver(std::move(extended).error());

@@ -44,6 +44,7 @@ const char* async_name(std::string_view what) {
 std::optional<Error> check_acquire_options(const Engine& engine, std::string_view what,
                                            const LockOptions& options) {
   auto problem = core::check_lock_options(options, engine.options().node_timeout, engine.drift());
+  if (!problem) problem = engine.check_guard_bound(options.ttl);
   if (!problem) return std::nullopt;
   return Error(make_error_code(errc::invalid_argument), std::string(what) + ": " + *problem);
 }

@@ -83,7 +83,32 @@ Engine::Engine(Options options, std::vector<std::string> node_names, int quorum,
       quorum_(quorum),
       seams_(seams),
       random_(core::system_random()),
+      guard_bound_(std::make_shared<std::atomic<long long>>(
+          options_.member_guard.longest_ttl.count() > 0 ? options_.member_guard.longest_ttl.count()
+                                                        : LockOptions{}.ttl.count())),
       loop_(options_.loop) {}
+
+std::optional<std::string> Engine::check_extend_ttl(std::chrono::milliseconds ttl) const {
+  if (auto problem = core::check_ttl(ttl, options_.node_timeout)) return problem;
+  return check_guard_bound(ttl);
+}
+
+std::optional<std::string> Engine::check_guard_bound(std::chrono::milliseconds ttl) const {
+  const auto& guard = options_.member_guard;
+  if (!guard.observed_restarts && !guard.young_on_first_contact) return std::nullopt;
+  if (guard.longest_ttl.count() > 0) {
+    if (ttl <= guard.longest_ttl) return std::nullopt;
+    return "ttl: " + std::to_string(ttl.count()) + " ms is longer than member_guard.longest_ttl (" +
+           std::to_string(guard.longest_ttl.count()) +
+           " ms), the longest ttl the fleet declared: a member that lost its keys is guarded "
+           "only that long";
+  }
+  auto known = guard_bound_->load(std::memory_order_relaxed);
+  while (ttl.count() > known &&
+         !guard_bound_->compare_exchange_weak(known, ttl.count(), std::memory_order_relaxed)) {
+  }
+  return std::nullopt;
+}
 
 void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
                      const NodeFactory& factory) {
@@ -91,6 +116,12 @@ void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
   auto make_all = [&] {
     for (const auto& connection : connections) {
       state_->nodes.push_back(factory(loop(), observe_connection(connection, options_)));
+      MemberStart::Rules rules;
+      rules.observed = options_.member_guard.observed_restarts;
+      rules.first_contact = options_.member_guard.young_on_first_contact;
+      rules.bound = guard_bound_;
+      // Before any lock command: the first INFO's answer precedes their replies.
+      if (rules.any()) state_->nodes.back()->watch_start(std::move(rules));
     }
   };
   if (options_.loop != nullptr) {

@@ -80,6 +80,12 @@ class Engine : public std::enable_shared_from_this<Engine> {
     return [source = &random_] { return (*source)(); };
   }
   static core::Clock::time_point now() noexcept { return core::Clock::now(); }
+  /// A lock or extend of `ttl` against the guard's bound (Options::member_guard): a
+  /// problem naming both when longest_ttl is set and `ttl` exceeds it; else the bound is
+  /// raised to `ttl` if longer (longest_ttl 0), and nullopt.
+  std::optional<std::string> check_guard_bound(std::chrono::milliseconds ttl) const;
+  /// An extend's ttl: core::check_ttl, then check_guard_bound.
+  std::optional<std::string> check_extend_ttl(std::chrono::milliseconds ttl) const;
 
   // --- loop thread only -----------------------------------------------------------------
 
@@ -137,6 +143,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   const Seams seams_;
   core::RandomSource random_;
   std::atomic<bool> closed_{false};
+  // The member guard's bound in ms, read by every node (client/nodes/member_start.hpp).
+  std::shared_ptr<std::atomic<long long>> guard_bound_;
   std::vector<net::ConnectionOptions> connection_options_;
   std::shared_ptr<LoopState> state_ = std::make_shared<LoopState>();
   // Declared last so it is destroyed first: its thread must be gone before the state

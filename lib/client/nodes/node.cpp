@@ -55,6 +55,7 @@ class RedisNode final : public Node {
     // An on_ready already set (the observer's) runs first.
     options.on_ready = [this, observed = std::move(options.on_ready)] {
       if (observed) observed();
+      if (watch_) watch_->ready(*connection_);
       probe_set_nx_get();
       resend_releases();
     };
@@ -67,6 +68,15 @@ class RedisNode final : public Node {
   std::string serving() const override {
     if (!connection_ || !connection_->endpoint().is_sentinel_group()) return {};
     return connection_->where();
+  }
+
+  void watch_start(MemberStart::Rules rules) override {
+    watch_.emplace(std::move(rules), probe_timeout_);
+    if (connection_) watch_->ask(*connection_);
+  }
+
+  const core::MemberGuard& guard() const noexcept override {
+    return watch_ ? watch_->guard() : Node::guard();
   }
 
   void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
@@ -510,8 +520,9 @@ class RedisNode final : public Node {
   uv_loop_s* loop_;
   std::chrono::milliseconds probe_timeout_;
   SetNxGet set_nx_get_ = SetNxGet::unknown;
-  TimerPtr retry_timer_;           // closed in close()
-  net::ConnectionPtr connection_;  // last: closed before the members its callbacks touch
+  std::optional<MemberWatch> watch_;  // before connection_, whose callbacks point into it
+  TimerPtr retry_timer_;              // closed in close()
+  net::ConnectionPtr connection_;     // last: closed before the members its callbacks touch
 };
 
 }  // namespace
@@ -524,6 +535,11 @@ void Node::run_family_script(const scripts::Script& script, std::span<const std:
   reply.error = make_error_code(errc::redis_error);
   reply.detail = name() + ": this node does not run the " + std::string(script.name) + " script";
   done(std::move(reply));
+}
+
+const core::MemberGuard& Node::guard() const noexcept {
+  static const core::MemberGuard never_guarded;
+  return never_guarded;
 }
 
 std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions options) {

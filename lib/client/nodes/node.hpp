@@ -17,6 +17,7 @@
 #include <redlock/error.hpp>
 #include <redlock/inspection.hpp>
 
+#include "client/nodes/member_start.hpp"
 #include "net/connection.hpp"
 #include "scripts/script.hpp"
 
@@ -108,6 +109,13 @@ class Node {
                                  NodeCallback done) {
     run_family_script(script, keys, args, timeout, interpret, std::move(done));
   }
+
+  /// Starts learning the member's start (client/nodes/member_start.hpp) under `rules`,
+  /// before any lock command is sent. Nodes that cannot tell (test fakes) keep this
+  /// default, which does nothing: their guard() never guards.
+  virtual void watch_start(MemberStart::Rules rules) { (void)rules; }
+  /// Whether this member's grants count now (core/member_guard.hpp).
+  virtual const core::MemberGuard& guard() const noexcept;
 
   /// Fails every pending call with cancelled and stops reconnecting. Calls made
   /// afterwards are answered cancelled too, exactly once, on a later loop turn.

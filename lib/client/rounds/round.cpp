@@ -6,6 +6,7 @@
 
 #include "client/engine/engine.hpp"
 #include "client/rounds/outcome_pool.hpp"
+#include "core/member_guard.hpp"
 #include "core/retry.hpp"
 #include "net/closing.hpp"
 
@@ -25,6 +26,9 @@ struct RoundState {
   RoundResult result;
   std::vector<core::Clock::time_point> sent_at;
   VoteRule rule = nullptr;
+  // The engine's nodes, for their guards (client/nodes/member_start.hpp): read only while
+  // the round is undecided, when the operation that runs it keeps the engine alive.
+  std::vector<std::unique_ptr<Node>>* nodes = nullptr;
   bool wait_for_all = false;
   RoundDecided decided;
   int callbacks_left = 0;
@@ -47,6 +51,7 @@ struct RoundState {
       outcome.remaining_ttl = std::chrono::milliseconds(-1);  // unknown
       outcome.token = 0;
       outcome.latency = {};
+      outcome.counted = true;
     }
     auto max_tokens = std::move(result.max_tokens);
     max_tokens.clear();
@@ -83,11 +88,27 @@ struct RoundState {
     outcome.token = reply.token;
     outcome.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - sent_at[index]);
     if (reply.status == NodeStatus::cancelled) result.cancelled = true;
-    const auto decision = quorum.record(static_cast<int>(index), rule(reply.status), reply.token);
-    if (reply.status == NodeStatus::granted) merge_tokens(reply.tokens);
-    (void)decision;
+    auto vote = rule(reply.status);
+    // A release's "gone" is no grant: a member that lost the key has let it go too.
+    if (vote == core::Vote::granted && rule != vote_gone && nodes != nullptr) {
+      vote = counted_vote(index, now, outcome);
+    }
+    quorum.record(static_cast<int>(index), vote, reply.token);
+    if (vote == core::Vote::granted) merge_tokens(reply.tokens);
     const bool settled = wait_for_all ? quorum.pending() == 0 : quorum.settled();
     if (settled) report(now);
+  }
+
+  // The grant of a member in its guard period is not counted (core/member_guard.hpp); its
+  // outcome says so, and until when.
+  core::Vote counted_vote(std::size_t index, core::Clock::time_point now, NodeOutcome& outcome) {
+    const auto& guard = (*nodes)[index]->guard();
+    const auto vote = core::counted_vote(core::Vote::granted, guard, now);
+    if (vote != core::Vote::granted) {
+      outcome.counted = false;
+      outcome.detail = guarded_detail(guard, now);
+    }
+    return vote;
   }
 
   // Like the quorum's max_token, per key: grants recorded up to the decision.
@@ -137,6 +158,7 @@ RoundState* new_round(int nodes, int quorum_size, VoteRule rule, bool wait_for_a
 void recycle(RoundState* state) {
   std::unique_ptr<RoundState> owned(state);
   owned->decided = nullptr;
+  owned->nodes = nullptr;
   owned->releases.reset();
   if (spare_rounds.size() < max_spare_rounds) spare_rounds.push_back(std::move(owned));
 }
@@ -251,7 +273,7 @@ std::string RoundResult::summary(const char* verb) const {
   std::string text = std::to_string(grants) + " of " + std::to_string(outcomes.size()) + " nodes " +
                      verb + " (quorum " + std::to_string(quorum) + ")";
   for (const auto& outcome : outcomes) {
-    if (outcome.status == NodeStatus::granted) continue;
+    if (outcome.status == NodeStatus::granted && outcome.counted) continue;
     text += "; ";
     text += describe(outcome);
   }
@@ -264,6 +286,7 @@ void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided deci
   const int n = static_cast<int>(nodes.size());
   auto* state = new_round(n, quorum == 0 ? engine.quorum() : quorum, rule, wait_for_all);
   state->decided = std::move(decided);
+  state->nodes = &nodes;
   state->result.quorum = state->quorum.quorum();
   state->result.start = core::Clock::now();
   for (std::size_t i = 0; i < nodes.size(); ++i) {

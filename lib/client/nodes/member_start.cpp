@@ -1,0 +1,133 @@
+#include "client/nodes/member_start.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <array>
+#include <charconv>
+
+namespace redlock::detail {
+
+namespace {
+
+std::optional<std::string_view> field(std::string_view info, std::string_view name) {
+  std::size_t at = 0;
+  while (at < info.size()) {
+    auto end = info.find('\n', at);
+    if (end == std::string_view::npos) end = info.size();
+    auto line = info.substr(at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > name.size() && line.substr(0, name.size()) == name &&
+        line[name.size()] == ':') {
+      return line.substr(name.size() + 1);
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+std::string seconds_text(std::chrono::milliseconds span) {
+  return std::to_string(span.count()) + " ms";
+}
+
+}  // namespace
+
+std::optional<ServerIdentity> parse_server_identity(std::string_view info) {
+  const auto run_id = field(info, "run_id");
+  const auto uptime = field(info, "uptime_in_seconds");
+  if (!run_id || !uptime) return std::nullopt;
+  long long seconds = 0;
+  const auto [end, ec] = std::from_chars(uptime->data(), uptime->data() + uptime->size(), seconds);
+  if (ec != std::errc() || end != uptime->data() + uptime->size() || seconds < 0) {
+    return std::nullopt;
+  }
+  ServerIdentity identity;
+  identity.run_id = std::string(*run_id);
+  identity.uptime = std::chrono::seconds(seconds);
+  identity.master_replid = std::string(field(info, "master_replid").value_or(""));
+  identity.master_replid2 = std::string(field(info, "master_replid2").value_or(""));
+  return identity;
+}
+
+MemberStart::MemberStart(Rules rules) : rules_(std::move(rules)) {
+  // Met for the first time with the young-member rule on: unknown until it says its age.
+  guard_.known = !rules_.first_contact;
+}
+
+void MemberStart::connected(core::Clock::time_point now) {
+  connected_at_ = now;
+  if (last_ ? rules_.observed : rules_.first_contact) guard_.known = false;
+}
+
+void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_point now) {
+  guard_.known = true;
+  if (!last_) {
+    // A freshly started fleet and one that lost its keys look the same from here: only
+    // the opt-in rule takes a young member for one that may have lost keys.
+    if (rules_.first_contact && identity.uptime < bound()) {
+      guard_from(now - identity.uptime,
+                 "up for only " + std::to_string(identity.uptime.count()) +
+                     " s when first met: it may have restarted without its keys");
+    }
+  } else if (rules_.observed && identity.run_id != last_->run_id) {
+    guard_from(connected_at_, "run_id changed across a reconnect: restarted, keys may be lost");
+  } else if (rules_.observed && identity.master_replid != last_->master_replid) {
+    guard_from(connected_at_,
+               "replication id changed across a reconnect: failed over, keys may be lost");
+  }
+  last_ = identity;
+}
+
+void MemberStart::unanswered() {
+  guard_.known = true;
+  if (last_ ? rules_.observed : rules_.first_contact) {
+    guard_from(connected_at_, "INFO refused, so its start is unknown: taken as restarted");
+  }
+}
+
+void MemberStart::guard_from(core::Clock::time_point start, std::string reason) {
+  const auto until = start + bound();
+  if (until <= guard_.until) return;
+  guard_.until = until;
+  guard_.reason = std::move(reason);
+}
+
+std::chrono::milliseconds MemberStart::bound() const noexcept {
+  return std::chrono::milliseconds(rules_.bound ? rules_.bound->load(std::memory_order_relaxed)
+                                                : 30'000);
+}
+
+void MemberWatch::ask(net::Connection& connection) {
+  if (asking_ || !start_.rules().any()) return;
+  asking_ = true;
+  const std::array<std::string_view, 1> info{"INFO"};
+  connection.command(info, timeout_, [this, &connection](const net::ReplyView& view) {
+    asking_ = false;
+    // A dropped connection says nothing of the server: the next one asks again.
+    if (view.error == errc::connection_error || view.error == errc::cancelled) return;
+    if (view.error == errc::timeout) return ask(connection);
+    const redisReply* reply = view.error ? nullptr : view.reply;
+    std::optional<ServerIdentity> identity;
+    if (reply != nullptr && reply->type == REDIS_REPLY_STRING) {
+      identity = parse_server_identity({reply->str, reply->len});
+    }
+    if (identity) {
+      start_.learned(*identity, core::Clock::now());
+    } else {
+      start_.unanswered();
+    }
+  });
+}
+
+void MemberWatch::ready(net::Connection& connection) {
+  if (!start_.rules().any()) return;
+  start_.connected(core::Clock::now());
+  ask(connection);
+}
+
+std::string guarded_detail(const core::MemberGuard& guard, core::Clock::time_point now) {
+  if (!guard.known) return "not counted: the server has not said yet who it is";
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(guard.until - now);
+  return "not counted: guarded for another " + seconds_text(left) + " (" + guard.reason + ")";
+}
+
+}  // namespace redlock::detail

@@ -1,0 +1,95 @@
+#pragma once
+// When a member (one Redis server behind a node URL) last started, as far as it can have
+// lost keys, learned from the server itself: one INFO per connection, right after the
+// handshake, nothing per lock cycle. A server whose run_id or replication id differs from
+// the one this client last met is a restarted (or failed-over) one; it may have lost keys
+// still live for their holders, so its grants do not count until the fleet's longest TTL
+// has passed since this client saw it come back (core/member_guard.hpp). Pure
+// bookkeeping: the node (client/nodes/node.cpp) sends the INFO and reports here.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/member_guard.hpp"
+#include "net/connection.hpp"
+
+namespace redlock::detail {
+
+/// What INFO says of a server's identity.
+struct ServerIdentity {
+  std::string run_id;
+  std::chrono::seconds uptime{0};
+  std::string master_replid;
+  std::string master_replid2;
+};
+
+/// Reads run_id, uptime_in_seconds, master_replid and master_replid2 out of an INFO reply;
+/// nullopt when run_id or uptime_in_seconds is missing.
+std::optional<ServerIdentity> parse_server_identity(std::string_view info);
+
+class MemberStart {
+ public:
+  struct Rules {
+    /// Guard a member whose restart or failover this client observes.
+    bool observed = true;
+    /// Also guard a member younger than `bound` when this client first meets it.
+    bool first_contact = false;
+    /// The fleet's longest TTL in milliseconds: how long a member that lost its keys
+    /// stays guarded. Shared with the client, which raises it to every longer ttl it is
+    /// asked for when Options::member_guard.longest_ttl is left at 0.
+    std::shared_ptr<const std::atomic<long long>> bound;
+    bool any() const noexcept { return observed || first_contact; }
+  };
+
+  explicit MemberStart(Rules rules);
+
+  /// A connection to the member became ready at `now`: until its INFO is answered, a
+  /// server this client met before may be another one, so its grants do not count.
+  void connected(core::Clock::time_point now);
+  /// The connection's INFO answered.
+  void learned(const ServerIdentity& identity, core::Clock::time_point now);
+  /// The connection's INFO was refused (an ACL, a renamed command): the server cannot
+  /// tell its start, so a reconnect is taken for a restart at the reconnect.
+  void unanswered();
+
+  const core::MemberGuard& guard() const noexcept { return guard_; }
+  const Rules& rules() const noexcept { return rules_; }
+
+ private:
+  void guard_from(core::Clock::time_point start, std::string reason);
+  std::chrono::milliseconds bound() const noexcept;
+
+  Rules rules_;
+  core::MemberGuard guard_;
+  std::optional<ServerIdentity> last_;
+  core::Clock::time_point connected_at_{};
+};
+
+/// A MemberStart fed by its node's connection: one INFO when the node is made and one
+/// per connection after, never two at once. Owned by the node, before its connection
+/// (whose callbacks point here).
+class MemberWatch {
+ public:
+  MemberWatch(MemberStart::Rules rules, std::chrono::milliseconds timeout)
+      : start_(std::move(rules)), timeout_(timeout) {}
+  /// Asks the server who it is, unless an INFO is on the wire already. Sent when the node
+  /// is made, before any lock command, so that the first answer precedes their replies.
+  void ask(net::Connection& connection);
+  /// A connection became ready (its INFO may be queued behind lock commands).
+  void ready(net::Connection& connection);
+  const core::MemberGuard& guard() const noexcept { return start_.guard(); }
+
+ private:
+  MemberStart start_;
+  std::chrono::milliseconds timeout_;
+  bool asking_ = false;
+};
+
+/// "not counted: guarded for another 812 ms (run_id changed across a reconnect: ...)"
+std::string guarded_detail(const core::MemberGuard& guard, core::Clock::time_point now);
+
+}  // namespace redlock::detail

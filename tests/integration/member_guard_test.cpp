@@ -1,0 +1,162 @@
+// Members that lose their keys (Options::member_guard), on five real nodes: a member
+// restarted while a lock is held (with or without persistence), an extend that only a
+// restarted member's grants would carry, a young member met for the first time, and a
+// ttl longer than the fleet's declared longest.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include <redlock/redlock.hpp>
+
+#include "support/lock_nodes_fixture.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+class MemberGuardTest : public test::LockNodesTest {
+ protected:
+  static Options guarded(std::chrono::milliseconds longest_ttl) {
+    auto opts = options(50ms);
+    opts.member_guard.longest_ttl = longest_ttl;
+    return opts;
+  }
+
+  // Connects `client` to every node and learns who they are, with a lock of its own.
+  static void meet(Client& client) {
+    auto lock = client.try_lock("guard:meet", 1s);
+    ASSERT_TRUE(lock) << lock.error().message();
+    ASSERT_TRUE(lock->unlock());
+  }
+
+  static void restart(std::initializer_list<std::size_t> nodes) {
+    for (auto node : nodes) cluster()[node].kill9();
+    for (auto node : nodes) cluster()[node].restart();
+  }
+};
+
+// Three of five members restart without their data while a lock is held: a contender
+// that met them before must not get the lock on their grants while the holder's lock
+// lasts; it gets it once the guard (the fleet's longest ttl) has passed.
+TEST_F(MemberGuardTest, ARestartWithoutPersistenceWhileALockIsHeldKeepsOthersOut) {
+  auto holder = Client::create(guarded(3s));
+  auto contender = Client::create(guarded(3s));
+  meet(*contender);
+  auto lock = holder->try_lock("guard:held", 3s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  const auto valid_until = Clock::now() + lock->validity();
+  restart({0, 1, 2});
+  ASSERT_TRUE(cluster()[0].command({"GET", "guard:held"}).is_nil()) << "the restart kept the key";
+  auto during = contender->lock("guard:held", {.ttl = 3s, .wait = 500ms});
+  ASSERT_FALSE(during) << "two holders: the restarted members' grants counted";
+  EXPECT_LT(Clock::now(), valid_until);
+  EXPECT_NE(during.error().message().find("guarded for another"), std::string::npos)
+      << during.error().message();
+  EXPECT_NE(during.error().message().find(cluster()[0].url()), std::string::npos)
+      << during.error().message();
+  EXPECT_NE(during.error().message().find("run_id changed"), std::string::npos)
+      << during.error().message();
+  auto after = contender->lock("guard:held", {.ttl = 3s, .wait = 5s});
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_GE(Clock::now(), valid_until) << "handed out while the first holder was valid";
+}
+
+// With persistence the keys survive, and the restarted members' refusals count: the
+// contender meets a conflict, not an unreachable quorum. Their grants still do not count
+// (the client cannot see how the server persists), so a free key is refused until the
+// guard ends.
+TEST_F(MemberGuardTest, ARestartWithPersistenceKeepsRefusalsCountingAndGrantsGuarded) {
+  std::vector<std::unique_ptr<test::RedisServer>> durable;
+  auto opts = guarded(5s);
+  for (std::size_t node = 0; node < 3; ++node) {
+    durable.push_back(
+        std::make_unique<test::RedisServer>(test::RedisServerOptions{.appendonly_always = true}));
+    opts.nodes[node] = durable.back()->url();
+  }
+  auto holder = Client::create(opts);
+  auto contender = Client::create(opts);
+  meet(*contender);
+  auto lock = holder->try_lock("guard:durable", 5s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  for (auto& server : durable) {
+    for (int i = 0; i < 100 && server->command({"GET", "guard:durable"}).is_nil(); ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+    server->kill9();
+    server->restart();
+    ASSERT_FALSE(server->command({"GET", "guard:durable"}).is_nil()) << "the AOF lost the key";
+  }
+  auto held = contender->lock("guard:durable", {.ttl = 1500ms, .wait = 300ms});
+  ASSERT_FALSE(held);
+  EXPECT_EQ(held.error().code(), make_error_code(errc::conflict)) << held.error().message();
+  auto free_key = contender->try_lock("guard:free", 1500ms);
+  ASSERT_FALSE(free_key) << "a restarted member's grant counted";
+  EXPECT_EQ(free_key.error().code(), make_error_code(errc::quorum_unreachable))
+      << free_key.error().message();
+  EXPECT_NE(free_key.error().message().find("guarded for another"), std::string::npos)
+      << free_key.error().message();
+}
+
+// An extend follows the grant's rule: a restarted member's success does not count. The
+// holder's value is put back on the three restarted members (as a late write could) and
+// the two others are paused: only the guarded members would say yes.
+TEST_F(MemberGuardTest, AnExtendCarriedOnlyByRestartedMembersFails) {
+  auto holder = Client::create(guarded(2s));
+  auto lock = holder->try_lock("guard:extend", 2s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  restart({0, 1, 2});
+  for (std::size_t node = 0; node < 3; ++node) {
+    cluster()[node].command({"SET", "guard:extend", lock->value(), "PX", "2000"});
+  }
+  // The holder reconnects to the restarted members and learns they restarted.
+  auto probe = holder->lock("guard:probe", {.ttl = 1s, .wait = 300ms});
+  cluster()[3].pause();
+  cluster()[4].pause();
+  auto extended = lock->extend(2s);
+  cluster()[3].resume();
+  cluster()[4].resume();
+  ASSERT_FALSE(extended) << "extended on the grants of members that lost their keys";
+  EXPECT_NE(extended.error().message().find("guarded for another"), std::string::npos)
+      << extended.error().message();
+}
+
+// A member met for the first time that has been up for less than the bound may have lost
+// keys: with the opt-in rule its grants do not count; without it (the default) a freshly
+// started fleet serves locks at once.
+TEST_F(MemberGuardTest, AYoungMemberOnFirstContactIsGuardedOnlyWhenAskedFor) {
+  auto opts = guarded(1h);
+  opts.member_guard.young_on_first_contact = true;
+  auto cautious = Client::create(opts);
+  auto refused = cautious->try_lock("guard:young", 1s);
+  ASSERT_FALSE(refused) << "a young member's grant counted on first contact";
+  EXPECT_EQ(refused.error().code(), make_error_code(errc::quorum_unreachable));
+  EXPECT_NE(refused.error().message().find("when first met"), std::string::npos)
+      << refused.error().message();
+
+  auto trusting = Client::create(guarded(1h));
+  auto granted = trusting->try_lock("guard:young", 1s);
+  EXPECT_TRUE(granted) << granted.error().message();
+}
+
+// A ttl beyond the fleet's declared longest cannot be guarded for: rejected, naming both.
+TEST_F(MemberGuardTest, ATtlBeyondTheDeclaredLongestIsRejectedNamingBoth) {
+  auto client = Client::create(guarded(10s));
+  auto lock = client->try_lock("guard:long", 11s);
+  ASSERT_FALSE(lock);
+  EXPECT_EQ(lock.error().code(), make_error_code(errc::invalid_argument));
+  EXPECT_NE(lock.error().message().find("11000 ms"), std::string::npos) << lock.error().message();
+  EXPECT_NE(lock.error().message().find("longest_ttl (10000 ms)"), std::string::npos)
+      << lock.error().message();
+  auto fits = client->try_lock("guard:long", 10s);
+  ASSERT_TRUE(fits) << fits.error().message();
+  auto extended = fits->extend(11s);
+  ASSERT_FALSE(extended);
+  EXPECT_EQ(extended.error().code(), make_error_code(errc::invalid_argument));
+}
+
+}  // namespace
+}  // namespace redlock

@@ -1,0 +1,135 @@
+// How a client learns a member's start (client/nodes/member_start.hpp) from INFO, on a
+// manual clock: which reconnects guard the member, from when, for how long, and what a
+// first contact does with and without the young-member rule.
+
+#include "client/nodes/member_start.hpp"
+
+#include <gtest/gtest.h>
+
+namespace redlock::detail {
+namespace {
+
+using namespace std::chrono_literals;
+using core::Clock;
+
+const auto t0 = Clock::time_point(10h);
+
+std::shared_ptr<std::atomic<long long>> bound_of(std::chrono::milliseconds bound) {
+  return std::make_shared<std::atomic<long long>>(bound.count());
+}
+
+MemberStart::Rules rules(bool observed, bool first_contact) {
+  MemberStart::Rules r;
+  r.observed = observed;
+  r.first_contact = first_contact;
+  r.bound = bound_of(30s);
+  return r;
+}
+
+ServerIdentity server(const char* run_id, std::chrono::seconds uptime, const char* replid = "r1") {
+  return {run_id, uptime, replid, "0000"};
+}
+
+TEST(MemberStart, ReadsTheIdentityFieldsOfAnInfoReply) {
+  const auto identity = parse_server_identity(
+      "# Server\r\nredis_version:7.0.15\r\nrun_id:abc123\r\nuptime_in_seconds:42\r\n"
+      "# Replication\r\nrole:master\r\nmaster_replid:r-one\r\nmaster_replid2:r-two\r\n");
+  ASSERT_TRUE(identity);
+  EXPECT_EQ(identity->run_id, "abc123");
+  EXPECT_EQ(identity->uptime, 42s);
+  EXPECT_EQ(identity->master_replid, "r-one");
+  EXPECT_EQ(identity->master_replid2, "r-two");
+  EXPECT_FALSE(parse_server_identity("run_id:abc\r\n")) << "no uptime";
+  EXPECT_FALSE(parse_server_identity("run_id:abc\r\nuptime_in_seconds:x1\r\n"));
+  // A field whose name only starts like another is not it.
+  EXPECT_FALSE(parse_server_identity("run_idx:abc\r\nuptime_in_seconds:1\r\n"));
+}
+
+TEST(MemberStart, AFirstContactIsNotGuardedByDefaultWhateverTheUptime) {
+  MemberStart start(rules(true, false));
+  EXPECT_FALSE(core::guarded(start.guard(), t0)) << "before the first connection";
+  start.connected(t0);
+  EXPECT_FALSE(core::guarded(start.guard(), t0));
+  start.learned(server("a", 0s), t0);
+  EXPECT_FALSE(core::guarded(start.guard(), t0));
+}
+
+TEST(MemberStart, AYoungMemberOnFirstContactIsGuardedUntilItsStartPlusTheBound) {
+  MemberStart start(rules(true, true));
+  EXPECT_TRUE(core::guarded(start.guard(), t0)) << "unknown before its INFO answered";
+  start.connected(t0);
+  start.learned(server("a", 10s), t0);
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 20s - 1ns));
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 20s)) << "started at t0 - 10 s, bound 30 s";
+  MemberStart old(rules(true, true));
+  old.connected(t0);
+  old.learned(server("a", 30s), t0);
+  EXPECT_FALSE(core::guarded(old.guard(), t0)) << "up for the whole bound already";
+}
+
+TEST(MemberStart, ARunIdChangeAcrossAReconnectGuardsFromTheReconnect) {
+  MemberStart start(rules(true, false));
+  start.connected(t0);
+  start.learned(server("a", 1000s), t0);
+  start.connected(t0 + 5s);
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 5s)) << "unknown until the new INFO";
+  start.learned(server("a", 1005s), t0 + 5s);
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 5s)) << "the same server came back";
+  start.connected(t0 + 10s);
+  start.learned(server("b", 0s), t0 + 10s + 3ms);
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 40s - 1ns));
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 40s));
+  EXPECT_NE(start.guard().reason.find("run_id changed"), std::string::npos);
+}
+
+TEST(MemberStart, AReplicationIdChangeIsAFailover) {
+  MemberStart start(rules(true, false));
+  start.connected(t0);
+  start.learned(server("a", 1000s, "r1"), t0);
+  start.connected(t0 + 1s);
+  start.learned(server("a", 1001s, "r2"), t0 + 1s);
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 31s - 1ns));
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 31s));
+  EXPECT_NE(start.guard().reason.find("replication id changed"), std::string::npos);
+}
+
+TEST(MemberStart, WithTheObservedRuleOffARestartIsNotGuarded) {
+  MemberStart start(rules(false, false));
+  start.connected(t0);
+  start.learned(server("a", 1000s), t0);
+  start.connected(t0 + 1s);
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 1s));
+  start.learned(server("b", 0s), t0 + 1s);
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 1s));
+}
+
+TEST(MemberStart, ARefusedInfoOnAReconnectIsTakenForARestart) {
+  MemberStart start(rules(true, false));
+  start.connected(t0);
+  start.learned(server("a", 1000s), t0);
+  start.connected(t0 + 1s);
+  start.unanswered();
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 31s - 1ns));
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 31s));
+  MemberStart first(rules(true, false));
+  first.connected(t0);
+  first.unanswered();
+  EXPECT_FALSE(core::guarded(first.guard(), t0)) << "a first contact without the young rule";
+}
+
+TEST(MemberStart, TheBoundIsReadWhenTheGuardStartsSoALongerTtlRaisedItInTime) {
+  auto r = rules(true, false);
+  auto bound = bound_of(30s);
+  r.bound = bound;
+  MemberStart start(r);
+  start.connected(t0);
+  start.learned(server("a", 1000s), t0);
+  bound->store(60'000);
+  start.connected(t0 + 1s);
+  start.learned(server("b", 0s), t0 + 1s);
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 61s - 1ns));
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 61s));
+}
+
+}  // namespace
+}  // namespace redlock::detail
