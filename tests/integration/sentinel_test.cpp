@@ -354,6 +354,45 @@ TEST_F(SentinelTest, AFailoverIsFollowedWhileLocksAreHeldAndWaitersWait) {
   EXPECT_TRUE(next->unlock());
 }
 
+// A failover is a member that may have lost keys (replication is asynchronous): the
+// promoted replica has another run_id, so a client that knew the group does not count
+// the group's grants until member_guard.longest_ttl has passed (docs/safety.md).
+TEST_F(SentinelTest, AFailedOverGroupsGrantsCountOnlyOnceTheGuardEnds) {
+  auto guarded = options();
+  guarded.member_guard.longest_ttl = 3s;
+  auto client = Client::create(guarded);
+  auto before = client->try_lock("sentinel:guard", 2s);
+  ASSERT_TRUE(before) << before.error().message();
+  EXPECT_TRUE(before->nodes()[2].counted);
+  ASSERT_TRUE(before->unlock());
+
+  const std::uint16_t new_port = group(2).failover(test::SentinelGroup::Until::switched);
+  test::RedisServer& new_master = group(2).master();
+  ASSERT_EQ(new_master.port(), new_port);
+  const auto switched = Clock::now();
+  bool seen_uncounted = false;
+  while (!seen_uncounted && Clock::now() - switched < 2s) {
+    auto probe = client->try_lock("sentinel:guard", 2s);
+    ASSERT_TRUE(probe) << probe.error().message();  // four other groups make the quorum
+    const auto& outcome = probe->nodes()[2];
+    if (outcome.status == NodeStatus::granted &&
+        get(new_master, "sentinel:guard") == probe->value()) {
+      EXPECT_FALSE(outcome.counted) << "the new master's grant counted at once";
+      seen_uncounted = true;
+    }
+    ASSERT_TRUE(probe->unlock());
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_TRUE(seen_uncounted) << "the client did not reach the new master within 2 s";
+
+  std::this_thread::sleep_for(3s);
+  auto after = client->try_lock("sentinel:guard", 2s);
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_EQ(after->nodes()[2].status, NodeStatus::granted);
+  EXPECT_TRUE(after->nodes()[2].counted) << "still guarded after longest_ttl";
+  EXPECT_TRUE(after->unlock());
+}
+
 // After a failover the sentinels ordered, the old master stays up and a master until
 // the sentinels demote it, seconds later. A client that kept writing to it would grant a
 // second holder there while clients that looked the group up afresh use the new master:
