@@ -66,8 +66,14 @@ class Metrics final : public Observer {
         node_events_family_(::prometheus::BuildCounter()
                                 .Name("redlock_node_events_total")
                                 .Help("Node connection events: down, connect_failed, "
-                                      "script_reloaded, overloaded")
+                                      "script_reloaded, overloaded, guarded")
                                 .Register(registry)),
+        member_guarded_until_family_(
+            ::prometheus::BuildGauge()
+                .Name("redlock_member_guarded_until_seconds")
+                .Help("Unix time until which the member's grants do not count (it restarted "
+                      "or failed over and may have lost keys); guarded while above time()")
+                .Register(registry)),
         held_(::prometheus::BuildGauge()
                   .Name("redlock_locks_held")
                   .Help("Locks acquired and not yet released or lost")
@@ -159,6 +165,12 @@ class Metrics final : public Observer {
       case NodeEventKind::connect_failed:
         node_up_family_.Add(node).Set(0);
         break;
+      case NodeEventKind::guarded: {
+        const auto until = std::chrono::system_clock::now() + event.guarded_for;
+        member_guarded_until_family_.Add(node).Set(
+            std::chrono::duration<double>(until.time_since_epoch()).count());
+        break;
+      }
       case NodeEventKind::script_reloaded:
       case NodeEventKind::overloaded:
         break;
@@ -176,6 +188,7 @@ class Metrics final : public Observer {
   Family<Gauge>& node_up_family_;
   Family<Counter>& node_reconnects_family_;
   Family<Counter>& node_events_family_;
+  Family<Gauge>& member_guarded_until_family_;
   Gauge& held_;
   Gauge& waiters_;
   Counter& watchdog_extensions_;

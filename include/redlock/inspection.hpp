@@ -62,6 +62,11 @@ struct NodeView {
   /// "master 'orders' at 10.0.0.7:6380 (named by sentinel 10.0.0.1:26379)", or the
   /// sentinel or master the member was trying when it failed. Empty for other nodes.
   std::string served_by;
+  /// For a member in its guard period (Options::member_guard: it restarted or failed over
+  /// and may have lost keys), why and for how much longer its grants do not count, e.g.
+  /// "not counted: guarded for another 812 ms (run_id changed across a reconnect: ...)".
+  /// Empty while its grants count.
+  std::string guard;
 };
 
 }  // namespace redlock

@@ -101,8 +101,12 @@ enum class NodeEventKind {
   reconnected,      ///< the node is back after being down
   script_reloaded,  ///< the node had lost a script (NOSCRIPT): re-sent with EVAL
   overloaded,       ///< a command refused at max_pending_per_node (error: overloaded)
+  /// the member may have lost keys (a restart or failover, Options::member_guard): its
+  /// grants do not count for NodeEvent::guarded_for
+  guarded,
 };
-/// "connected", "down", "connect_failed", "reconnected", "script_reloaded", "overloaded".
+/// "connected", "down", "connect_failed", "reconnected", "script_reloaded", "overloaded",
+/// "guarded".
 REDLOCK_EXPORT const char* to_string(NodeEventKind kind) noexcept;
 
 /// The connection to one node changed (NodeEventKind says how).
@@ -111,6 +115,8 @@ struct NodeEvent {
   NodeEventKind kind = NodeEventKind::connected;  ///< what happened
   std::error_code error;    ///< down, connect_failed: the cause; overloaded: errc::overloaded
   std::string_view detail;  ///< the cause in words, or the script's name
+  /// guarded: how long from now the member's grants do not count.
+  std::chrono::milliseconds guarded_for{0};
 };
 
 /// Receives the events of one Client. Set it on Options::observer; every method has an

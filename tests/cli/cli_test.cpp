@@ -322,6 +322,12 @@ TEST_F(CliTest, GuardYoungMembersDoesNotCountMembersYoungerThanTheLongestTtl) {
   EXPECT_EQ(holders("young-key"), 0) << "the guarded grants were not released";
   auto plain = cli({"acquire", "young-key"});
   EXPECT_EQ(plain.exit_code, 0) << describe(plain);
+  // status shows each guarded member, so an operator sees why locks fail.
+  auto status = cli({"--guard-young-members", "--longest-ttl", "1h", "status", "young-key"});
+  EXPECT_EQ(status.exit_code, 0) << describe(status);
+  EXPECT_THAT(status.out, HasSubstr("  not counted: guarded for another")) << status.out;
+  auto trusting = cli({"status", "young-key"});
+  EXPECT_THAT(trusting.out, Not(HasSubstr("guarded"))) << trusting.out;
 }
 
 TEST_F(CliTest, ThreeNodesDownExitsThreeWithEachNodesCause) {

@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <redlock/redlock.hpp>
 
@@ -63,6 +66,70 @@ TEST_F(MemberGuardTest, ARestartWithoutPersistenceWhileALockIsHeldKeepsOthersOut
   auto after = contender->lock("guard:held", {.ttl = 3s, .wait = 5s});
   ASSERT_TRUE(after) << after.error().message();
   EXPECT_GE(Clock::now(), valid_until) << "handed out while the first holder was valid";
+}
+
+// A member in its guard period is reported where an operator looks, not only in the
+// error of a lock that fails: a `guarded` node event with its length, a warning in the
+// log, and Client::inspect() (so `redlock status`) while it lasts.
+TEST_F(MemberGuardTest, AGuardIsReportedToTheObserverTheLogAndInspect) {
+  struct Guards : Observer {
+    std::mutex mutex;
+    std::vector<std::pair<std::string, std::chrono::milliseconds>> seen;
+    void on_node(const NodeEvent& event) override {
+      if (event.kind != NodeEventKind::guarded) return;
+      std::lock_guard<std::mutex> hold(mutex);
+      seen.emplace_back(std::string(event.node) + ": " + std::string(event.detail),
+                        event.guarded_for);
+    }
+  };
+  auto guards = std::make_shared<Guards>();
+  auto lines = std::make_shared<std::vector<std::string>>();
+  auto lines_mutex = std::make_shared<std::mutex>();
+  auto opts = guarded(3s);
+  opts.observer = guards;
+  opts.log = [lines, lines_mutex](LogLevel level, std::string_view line) {
+    std::lock_guard<std::mutex> hold(*lines_mutex);
+    if (level == LogLevel::warning) lines->emplace_back(line);
+  };
+  auto client = Client::create(opts);
+  meet(*client);
+  {
+    std::lock_guard<std::mutex> hold(guards->mutex);
+    ASSERT_TRUE(guards->seen.empty()) << "a first contact without the young rule is not guarded";
+  }
+  restart({3});
+  meet(*client);  // the reconnect to node 3 learns that it restarted
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> hold(guards->mutex);
+    return !guards->seen.empty();
+  }));
+  {
+    std::lock_guard<std::mutex> hold(guards->mutex);
+    ASSERT_EQ(guards->seen.size(), 1u);
+    EXPECT_NE(guards->seen[0].first.find(cluster()[3].url()), std::string::npos);
+    EXPECT_NE(guards->seen[0].first.find("run_id changed"), std::string::npos);
+    EXPECT_GT(guards->seen[0].second, 2s);
+    EXPECT_LE(guards->seen[0].second, 3s);
+  }
+  {
+    std::lock_guard<std::mutex> hold(*lines_mutex);
+    bool logged = false;
+    for (const auto& line : *lines) logged |= line.find("does not count for") != std::string::npos;
+    EXPECT_TRUE(logged) << ::testing::PrintToString(*lines);
+  }
+  auto views = client->inspect("guard:any");
+  ASSERT_TRUE(views) << views.error().message();
+  for (std::size_t node = 0; node < 5; ++node) {
+    if (node == 3) {
+      EXPECT_NE((*views)[node].guard.find("guarded for another"), std::string::npos);
+    } else {
+      EXPECT_EQ((*views)[node].guard, "") << "node " << node;
+    }
+  }
+  std::this_thread::sleep_for(3s);
+  auto later = client->inspect("guard:any");
+  ASSERT_TRUE(later) << later.error().message();
+  EXPECT_EQ((*later)[3].guard, "") << "still reported after the guard ended";
 }
 
 // With persistence the keys survive, and the restarted members' refusals count: the

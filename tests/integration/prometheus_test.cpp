@@ -115,6 +115,15 @@ TEST_F(PrometheusTest, TheExpositionCountsRealLockTraffic) {
       << exposition();
   EXPECT_EQ(value("redlock_node_up" + node), 1);
   EXPECT_EQ(value(event("down")), reconnects_before + 1) << exposition();
+
+  // The restarted process has another run_id: the member is guarded (its grants do not
+  // count) until a time the gauge gives, the fleet's longest ttl (30 s here) from now.
+  ASSERT_TRUE(eventually(event("guarded"), 1)) << exposition();
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double until = value("redlock_member_guarded_until_seconds" + node);
+  EXPECT_GT(until, now + 20) << exposition();
+  EXPECT_LT(until, now + 31) << exposition();
 }
 
 }  // namespace

@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace redlock::detail {
 namespace {
 
@@ -103,17 +107,41 @@ TEST(MemberStart, WithTheObservedRuleOffARestartIsNotGuarded) {
   EXPECT_FALSE(core::guarded(start.guard(), t0 + 1s));
 }
 
+TEST(MemberStart, EachGuardThatStartsOrGrowsIsToldWithItsLengthAndCause) {
+  std::vector<std::pair<std::chrono::milliseconds, std::string>> told;
+  auto observed = rules(true, true);
+  observed.on_guarded = [&](std::chrono::milliseconds left, std::string_view why) {
+    told.emplace_back(left, std::string(why));
+  };
+  MemberStart start(std::move(observed));
+  start.connected(t0);
+  start.learned(server("a", 10s), t0);  // young on first contact: 20 s left
+  start.connected(t0 + 1s);
+  start.learned(server("a", 11s), t0 + 1s);  // the same server: nothing new
+  start.connected(t0 + 2s);
+  start.learned(server("b", 0s), t0 + 2s + 500ms);  // restarted: guarded from the reconnect
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[0].first, 20s);
+  EXPECT_NE(told[0].second.find("up for only 10 s"), std::string::npos);
+  EXPECT_EQ(told[1].first, 29'500ms);
+  EXPECT_NE(told[1].second.find("run_id changed"), std::string::npos);
+  MemberStart old(rules(false, true));
+  old.connected(t0);
+  old.learned(server("c", 3600s), t0);
+  EXPECT_FALSE(core::guarded(old.guard(), t0)) << "an old member is not guarded";
+}
+
 TEST(MemberStart, ARefusedInfoOnAReconnectIsTakenForARestart) {
   MemberStart start(rules(true, false));
   start.connected(t0);
   start.learned(server("a", 1000s), t0);
   start.connected(t0 + 1s);
-  start.unanswered();
+  start.unanswered(t0 + 1s);
   EXPECT_TRUE(core::guarded(start.guard(), t0 + 31s - 1ns));
   EXPECT_FALSE(core::guarded(start.guard(), t0 + 31s));
   MemberStart first(rules(true, false));
   first.connected(t0);
-  first.unanswered();
+  first.unanswered(t0);
   EXPECT_FALSE(core::guarded(first.guard(), t0)) << "a first contact without the young rule";
 }
 

@@ -135,6 +135,7 @@ std::string as_json(const std::string& key, const std::vector<NodeView>& views, 
         {"latency_us", node.latency.count()},
         {"served_by",
          view.served_by.empty() ? ordered_json(nullptr) : ordered_json(view.served_by)},
+        {"guard", view.guard.empty() ? ordered_json(nullptr) : ordered_json(view.guard)},
     });
   }
   const auto spread = spread_of(views);
@@ -234,6 +235,8 @@ std::string as_table(const std::string& key, const std::vector<NodeView>& views,
     }
     // A Sentinel group's row says which master answered for it.
     if (!view.served_by.empty()) text += "  served by " + view.served_by + "\n";
+    // A member that restarted or failed over: its grants do not count yet.
+    if (!view.guard.empty()) text += "  " + view.guard + "\n";
   }
   return text;
 }

@@ -65,4 +65,21 @@ net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
   return connection;
 }
 
+std::function<void(std::chrono::milliseconds, std::string_view)> observe_guard(
+    std::string node, const Options& options) {
+  if (!observed(options)) return {};
+  return [node = std::move(node), observer = options.observer, log = options.log,
+          log_level = options.log_level](std::chrono::milliseconds left, std::string_view why) {
+    if (log && LogLevel::warning >= log_level) {
+      log(LogLevel::warning, "node " + node + " does not count for " +
+                                 std::to_string(left.count()) + " ms: " + std::string(why));
+    }
+    if (observer) {
+      NodeEvent event{node, NodeEventKind::guarded, {}, why};
+      event.guarded_for = left;
+      observer->on_node(event);
+    }
+  };
+}
+
 }  // namespace redlock::detail

@@ -3,6 +3,11 @@
 // reported to the client's observer and log sink. Set on each connection when the engine
 // makes its nodes, below every operation: these events belong to the node, not to a lock.
 
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+
 #include <redlock/options.hpp>
 
 #include "net/connection.hpp"
@@ -18,5 +23,10 @@ inline bool observed(const Options& options) noexcept {
 /// (unchanged when neither is set).
 net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
                                           const Options& options);
+
+/// What reports a guard of member `node` (MemberStart::Rules::on_guarded) to `options`'
+/// observer and log sink; empty when neither is set.
+std::function<void(std::chrono::milliseconds, std::string_view)> observe_guard(
+    std::string node, const Options& options);
 
 }  // namespace redlock::detail

@@ -66,29 +66,35 @@ void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_poin
     if (rules_.first_contact && identity.uptime < bound()) {
       guard_from(now - identity.uptime,
                  "up for only " + std::to_string(identity.uptime.count()) +
-                     " s when first met: it may have restarted without its keys");
+                     " s when first met: it may have restarted without its keys",
+                 now);
     }
   } else if (rules_.observed && identity.run_id != last_->run_id) {
-    guard_from(connected_at_, "run_id changed across a reconnect: restarted, keys may be lost");
+    guard_from(connected_at_, "run_id changed across a reconnect: restarted, keys may be lost",
+               now);
   } else if (rules_.observed && identity.master_replid != last_->master_replid) {
     guard_from(connected_at_,
-               "replication id changed across a reconnect: failed over, keys may be lost");
+               "replication id changed across a reconnect: failed over, keys may be lost", now);
   }
   last_ = identity;
 }
 
-void MemberStart::unanswered() {
+void MemberStart::unanswered(core::Clock::time_point now) {
   guard_.known = true;
   if (last_ ? rules_.observed : rules_.first_contact) {
-    guard_from(connected_at_, "INFO refused, so its start is unknown: taken as restarted");
+    guard_from(connected_at_, "INFO refused, so its start is unknown: taken as restarted", now);
   }
 }
 
-void MemberStart::guard_from(core::Clock::time_point start, std::string reason) {
+void MemberStart::guard_from(core::Clock::time_point start, std::string reason,
+                             core::Clock::time_point now) {
   const auto until = start + bound();
   if (until <= guard_.until) return;
   guard_.until = until;
   guard_.reason = std::move(reason);
+  if (until > now && rules_.on_guarded) {
+    rules_.on_guarded(std::chrono::ceil<std::chrono::milliseconds>(until - now), guard_.reason);
+  }
 }
 
 std::chrono::milliseconds MemberStart::bound() const noexcept {
@@ -113,7 +119,7 @@ void MemberWatch::ask(net::Connection& connection) {
     if (identity) {
       start_.learned(*identity, core::Clock::now());
     } else {
-      start_.unanswered();
+      start_.unanswered(core::Clock::now());
     }
   });
 }

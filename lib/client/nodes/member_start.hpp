@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,10 @@ class MemberStart {
     /// stays guarded. Shared with the client, which raises it to every longer ttl it is
     /// asked for when Options::member_guard.longest_ttl is left at 0.
     std::shared_ptr<const std::atomic<long long>> bound;
+    /// Told when a guard starts or grows: for how long from now, and why. The client
+    /// reports it (NodeEventKind::guarded, a warning in the log) so an operator sees a
+    /// member that does not count, not only a lock that fails.
+    std::function<void(std::chrono::milliseconds, std::string_view)> on_guarded;
     bool any() const noexcept { return observed || first_contact; }
   };
 
@@ -54,13 +59,13 @@ class MemberStart {
   void learned(const ServerIdentity& identity, core::Clock::time_point now);
   /// The connection's INFO was refused (an ACL, a renamed command): the server cannot
   /// tell its start, so a reconnect is taken for a restart at the reconnect.
-  void unanswered();
+  void unanswered(core::Clock::time_point now);
 
   const core::MemberGuard& guard() const noexcept { return guard_; }
   const Rules& rules() const noexcept { return rules_; }
 
  private:
-  void guard_from(core::Clock::time_point start, std::string reason);
+  void guard_from(core::Clock::time_point start, std::string reason, core::Clock::time_point now);
   std::chrono::milliseconds bound() const noexcept;
 
   Rules rules_;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "client/engine/engine.hpp"
+#include "client/nodes/member_start.hpp"
 #include "client/operations/operations.hpp"
 #include "client/rounds/round.hpp"
 #include "scripts/family_scripts.hpp"
@@ -144,6 +145,10 @@ void start_inspect(const std::shared_ptr<Engine>& engine, std::string key,
                                [views, index, &node, reply = std::move(reply)](NodeReply answer) {
                                  auto& view = (*views)[index];
                                  view.served_by = node.serving();
+                                 const auto now = core::Clock::now();
+                                 if (core::guarded(node.guard(), now)) {
+                                   view.guard = guarded_detail(node.guard(), now);
+                                 }
                                  view.kind = answer.kind;
                                  view.holders = std::move(answer.holders);
                                  reply(std::move(answer));

@@ -56,6 +56,8 @@ const char* to_string(NodeEventKind kind) noexcept {
       return "script_reloaded";
     case NodeEventKind::overloaded:
       return "overloaded";
+    case NodeEventKind::guarded:
+      return "guarded";
   }
   return "unknown";
 }

@@ -44,7 +44,10 @@ namespace redlock::prometheus {
 ///                                              backlog accepted counts, and is followed
 ///                                              by one more down: NodeEventKind)
 ///   redlock_node_events_total{node,event}      counter: down, connect_failed,
-///                                              script_reloaded, overloaded
+///                                              script_reloaded, overloaded, guarded
+///   redlock_member_guarded_until_seconds{node} gauge: Unix time until which the member's
+///                                              grants do not count (Options::member_guard);
+///                                              alert on it being above time()
 ///
 /// Thread-safety: the observer is called on the client's loop thread; the registry may be
 /// collected (scraped) from any thread meanwhile.
