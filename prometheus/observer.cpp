@@ -66,7 +66,7 @@ class Metrics final : public Observer {
         node_events_family_(::prometheus::BuildCounter()
                                 .Name("redlock_node_events_total")
                                 .Help("Node connection events: down, connect_failed, "
-                                      "script_reloaded, overloaded, guarded")
+                                      "script_reloaded, overloaded, guarded, master_changed")
                                 .Register(registry)),
         member_guarded_until_family_(
             ::prometheus::BuildGauge()
@@ -173,6 +173,7 @@ class Metrics final : public Observer {
       }
       case NodeEventKind::script_reloaded:
       case NodeEventKind::overloaded:
+      case NodeEventKind::master_changed:
         break;
     }
     node_events_family_.Add(with(node, "event", to_string(event.kind))).Increment();

@@ -104,9 +104,12 @@ enum class NodeEventKind {
   /// the member may have lost keys (a restart or failover, Options::member_guard): its
   /// grants do not count for NodeEvent::guarded_for
   guarded,
+  /// a Sentinel group's member now runs on another master (a failover followed);
+  /// detail names it
+  master_changed,
 };
 /// "connected", "down", "connect_failed", "reconnected", "script_reloaded", "overloaded",
-/// "guarded".
+/// "guarded", "master_changed".
 REDLOCK_EXPORT const char* to_string(NodeEventKind kind) noexcept;
 
 /// The connection to one node changed (NodeEventKind says how).

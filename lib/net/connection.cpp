@@ -448,6 +448,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     ++generation_;
     drop_transport();
     sentinel_->master_named(handshake_.named_host(), handshake_.named_port());
+    named_master_ =
+        std::string(handshake_.named_host()) + ":" + std::to_string(handshake_.named_port());
     where_ = sentinel_->where();
     dial();
   }
@@ -498,6 +500,10 @@ class ConnectionImpl final : public Connection, private TransportSink {
     if (sentinel_) {
       pipeline_.set_where(where_);
       watch_switches();
+      if (!ready_master_.empty() && ready_master_ != named_master_ && options_.on_master_changed) {
+        options_.on_master_changed(where_);
+      }
+      ready_master_ = named_master_;
     }
     arm_deadline_timer();
     schedule_flush();
@@ -735,9 +741,12 @@ class ConnectionImpl final : public Connection, private TransportSink {
 
   Pipeline pipeline_;
   Handshake handshake_;
-  std::optional<SentinelResolution> sentinel_;  // a Sentinel group's look-up, else empty
-  std::optional<SentinelWatch> watch_;          // +switch-master, once a sentinel named a master
-  std::uint64_t generation_ = 0;  // bumped whenever the connection is dropped or closed
+  std::optional<SentinelResolution> sentinel_;
+  std::string named_master_;  // host:port the sentinels named last
+  std::string ready_master_;  // host:port this connection was last ready on  // a Sentinel group's
+                              // look-up, else empty
+  std::optional<SentinelWatch> watch_;  // +switch-master, once a sentinel named a master
+  std::uint64_t generation_ = 0;        // bumped whenever the connection is dropped or closed
   std::uint64_t armed_ns_ = no_deadline;
   std::uint64_t connect_deadline_ns_ = 0;  // 0 when not connecting
 

@@ -64,6 +64,10 @@ struct ConnectionOptions {
   /// Observation hook, same rules: a command was refused at max_pending, before its
   /// callback gets errc::overloaded with `detail`.
   std::function<void(std::string_view detail)> on_overloaded;
+  /// Observation hook, same rules: a Sentinel group's connection became ready on another
+  /// master than the one it was last ready on (a failover followed); `master` names it as
+  /// where() does.
+  std::function<void(std::string_view master)> on_master_changed;
 };
 
 enum class ConnectionState { connecting, ready, backoff, closed };

@@ -358,8 +358,19 @@ TEST_F(SentinelTest, AFailoverIsFollowedWhileLocksAreHeldAndWaitersWait) {
 // promoted replica has another run_id, so a client that knew the group does not count
 // the group's grants until member_guard.longest_ttl has passed (docs/safety.md).
 TEST_F(SentinelTest, AFailedOverGroupsGrantsCountOnlyOnceTheGuardEnds) {
+  struct Followed : Observer {
+    std::mutex mutex;
+    std::vector<std::string> masters;
+    void on_node(const NodeEvent& event) override {
+      if (event.kind != NodeEventKind::master_changed) return;
+      std::lock_guard<std::mutex> hold(mutex);
+      masters.emplace_back(std::string(event.node) + " -> " + std::string(event.detail));
+    }
+  };
+  auto followed = std::make_shared<Followed>();
   auto guarded = options();
   guarded.member_guard.longest_ttl = 3s;
+  guarded.observer = followed;
   auto client = Client::create(guarded);
   auto before = client->try_lock("sentinel:guard", 2s);
   ASSERT_TRUE(before) << before.error().message();
@@ -384,6 +395,13 @@ TEST_F(SentinelTest, AFailedOverGroupsGrantsCountOnlyOnceTheGuardEnds) {
     std::this_thread::sleep_for(5ms);
   }
   ASSERT_TRUE(seen_uncounted) << "the client did not reach the new master within 2 s";
+  {
+    // The failover the client followed is an event of the member, naming the new master.
+    std::lock_guard<std::mutex> hold(followed->mutex);
+    ASSERT_EQ(followed->masters.size(), 1u) << ::testing::PrintToString(followed->masters);
+    EXPECT_NE(followed->masters[0].find(":" + std::to_string(new_port)), std::string::npos)
+        << followed->masters[0];
+  }
 
   std::this_thread::sleep_for(3s);
   auto after = client->try_lock("sentinel:guard", 2s);

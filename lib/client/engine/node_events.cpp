@@ -49,6 +49,10 @@ net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
     state->report(NodeEventKind::overloaded, make_error_code(errc::overloaded), detail,
                   LogLevel::warning, "refused a command: " + std::string(detail));
   };
+  connection.on_master_changed = [state](std::string_view master) {
+    state->report(NodeEventKind::master_changed, {}, master, LogLevel::warning,
+                  "now served by " + std::string(master));
+  };
   connection.on_failed = [state](std::error_code error, std::string_view detail) {
     if (state->up) {
       state->up = false;

@@ -58,6 +58,8 @@ const char* to_string(NodeEventKind kind) noexcept {
       return "overloaded";
     case NodeEventKind::guarded:
       return "guarded";
+    case NodeEventKind::master_changed:
+      return "master_changed";
   }
   return "unknown";
 }

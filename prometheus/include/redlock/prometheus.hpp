@@ -44,7 +44,8 @@ namespace redlock::prometheus {
 ///                                              backlog accepted counts, and is followed
 ///                                              by one more down: NodeEventKind)
 ///   redlock_node_events_total{node,event}      counter: down, connect_failed,
-///                                              script_reloaded, overloaded, guarded
+///                                              script_reloaded, overloaded, guarded,
+///                                              master_changed (a Sentinel failover followed)
 ///   redlock_member_guarded_until_seconds{node} gauge: Unix time until which the member's
 ///                                              grants do not count (Options::member_guard);
 ///                                              alert on it being above time()
