@@ -286,6 +286,10 @@ class ConnectionImpl final : public Connection, private TransportSink {
       // master may be another server, and asking costs one round trip per reconnect.
       sentinel_->begin();
       where_ = sentinel_->where();
+      if (!sentinel_->asking_sentinel()) {
+        // The master a +switch-master announced: dialled without asking the sentinels.
+        named_master_ = sentinel_->target().host + ":" + std::to_string(sentinel_->target().port);
+      }
     }
     dial();
   }
@@ -464,6 +468,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
 
   void on_switch_master(std::string_view payload) {
     if (phase_ == Phase::closed || !sentinel_->switch_moves_master(payload)) return;
+    sentinel_->follow_switch(payload);
     if (phase_ != Phase::backoff) {
       fail_connection({make_error_code(errc::connection_error),
                        where_ + ": the sentinels moved the master (+switch-master " +

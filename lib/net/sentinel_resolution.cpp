@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 
 #include <array>
+#include <charconv>
 #include <utility>
 
 namespace redlock::net {
@@ -11,6 +12,20 @@ namespace {
 
 bool starts_with(std::string_view text, std::string_view prefix) noexcept {
   return text.substr(0, prefix.size()) == prefix;
+}
+
+// The words of a +switch-master payload: "<name> <old ip> <old port> <new ip> <new port>";
+// nullopt for a payload of another shape.
+std::optional<std::array<std::string_view, 5>> switch_words(std::string_view payload) {
+  std::array<std::string_view, 5> words{};
+  std::size_t count = 0;
+  while (!payload.empty() && count < words.size()) {
+    const std::size_t space = payload.find(' ');
+    words[count++] = payload.substr(0, space);
+    payload = space == std::string_view::npos ? std::string_view() : payload.substr(space + 1);
+  }
+  if (count != words.size() || !payload.empty()) return std::nullopt;
+  return words;
 }
 
 }  // namespace
@@ -32,6 +47,13 @@ SentinelResolution::SentinelResolution(Endpoint group) : group_(std::move(group)
 void SentinelResolution::begin() {
   // A round nobody has used yet is the round: the connection's first look-up must
   // start with the first sentinel listed, not the second.
+  if (announced_) {
+    auto [host, port] = std::move(*announced_);
+    announced_.reset();
+    unused_ = false;
+    aim_at_master(std::move(host), port, naming_sentinel_ + " in +switch-master");
+    return;
+  }
   if (asking_ && unused_) return;
   unused_ = true;
   asking_ = true;
@@ -71,6 +93,11 @@ void SentinelResolution::master_named(std::string host, std::uint16_t port) {
   // The next round starts with the sentinel after this one; a round that fails because
   // this master is not one any more then hears another sentinel first.
   next_ = current_ + 1;
+  aim_at_master(std::move(host), port, naming_sentinel_);
+}
+
+void SentinelResolution::aim_at_master(std::string host, std::uint16_t port,
+                                       const std::string& named_by) {
   asking_ = false;
   target_ = group_;
   target_.sentinels.clear();
@@ -78,20 +105,28 @@ void SentinelResolution::master_named(std::string host, std::uint16_t port) {
   target_.port = port;
   target_.display = describe_address(target_.host, target_.port);
   where_ = "master " + quoted(group_.master_name) + " at " + target_.display +
-           " (named by sentinel " + naming_sentinel_ + ")";
+           " (named by sentinel " + named_by + ")";
+}
+
+void SentinelResolution::follow_switch(std::string_view payload) {
+  const auto words = switch_words(payload);
+  if (!words) return;
+  const std::string_view port_text = (*words)[4];
+  unsigned port = 0;
+  const auto [end, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
+      port > 65535) {
+    return;
+  }
+  announced_.emplace(std::string((*words)[3]), static_cast<std::uint16_t>(port));
 }
 
 bool SentinelResolution::switch_moves_master(std::string_view payload) const {
-  std::array<std::string_view, 5> words{};
-  std::size_t count = 0;
-  while (!payload.empty() && count < words.size()) {
-    const std::size_t space = payload.find(' ');
-    words[count++] = payload.substr(0, space);
-    payload = space == std::string_view::npos ? std::string_view() : payload.substr(space + 1);
-  }
-  if (count != words.size() || !payload.empty() || words[0] != group_.master_name) return false;
+  const auto words = switch_words(payload);
+  if (!words || (*words)[0] != group_.master_name) return false;
   if (asking_) return true;
-  return words[3] != target_.host || words[4] != std::to_string(target_.port);
+  return (*words)[3] != target_.host || (*words)[4] != std::to_string(target_.port);
 }
 
 NetError SentinelResolution::exhausted() const {

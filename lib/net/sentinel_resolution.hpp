@@ -10,8 +10,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "net/endpoint.hpp"
@@ -58,9 +60,16 @@ class SentinelResolution {
   /// port>") moves this group's master away from the one last named: false for other
   /// groups, for the master already dialled, and for a payload of another shape.
   bool switch_moves_master(std::string_view payload) const;
+  /// The sentinel that named the master announced `payload` (switch_moves_master() was
+  /// true): the next round dials the master it names first, confirmed with ROLE like a
+  /// master a sentinel named, instead of asking the sentinels, some of which may still
+  /// name the old master (still a master until the sentinels demote it). A round that
+  /// fails there asks the sentinels as usual.
+  void follow_switch(std::string_view payload);
 
  private:
   void aim_at_sentinel();
+  void aim_at_master(std::string host, std::uint16_t port, const std::string& named_by);
 
   Endpoint group_;
   Endpoint target_;
@@ -73,6 +82,7 @@ class SentinelResolution {
   std::string naming_sentinel_;
   Endpoint naming_endpoint_;
   std::vector<std::string> failures_;
+  std::optional<std::pair<std::string, std::uint16_t>> announced_;  // by +switch-master
 };
 
 /// "host:port", bracketing IPv6 literals.

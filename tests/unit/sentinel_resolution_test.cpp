@@ -122,6 +122,30 @@ TEST(SentinelResolution, ASwitchMovesTheMasterOnlyForThisGroupAndAnotherAddress)
   EXPECT_EQ(resolution.naming_endpoint().password, "sentinelpw");
 }
 
+// Right after a failover some sentinels may still name the old master, which stays a
+// master until they demote it: the master the switch announced is dialled first.
+TEST(SentinelResolution, TheRoundAfterASwitchDialsTheAnnouncedMasterFirst) {
+  SentinelResolution resolution(group_of_three());
+  resolution.master_named("10.0.0.7", 6380);  // named by sentinel 1
+  resolution.follow_switch("m 10.0.0.7 6380 10.0.0.8 6381");
+  resolution.begin();
+  ASSERT_FALSE(resolution.asking_sentinel());
+  EXPECT_EQ(resolution.target().host, "10.0.0.8");
+  EXPECT_EQ(resolution.target().port, 6381);
+  EXPECT_EQ(resolution.target().password, "masterpw");
+  EXPECT_EQ(resolution.target().db, 2);
+  EXPECT_EQ(resolution.where(),
+            "master 'm' at 10.0.0.8:6381 (named by sentinel 127.0.0.1:1 in +switch-master)");
+  // Once: if that master fails, the next round asks the sentinels.
+  resolution.begin();
+  EXPECT_TRUE(resolution.asking_sentinel());
+  // An announcement whose port is not one is not followed.
+  resolution.master_named("10.0.0.8", 6381);
+  resolution.follow_switch("m 10.0.0.8 6381 10.0.0.9 99999");
+  resolution.begin();
+  EXPECT_TRUE(resolution.asking_sentinel());
+}
+
 TEST(SentinelReplies, MasterAddress) {
   std::string host;
   std::uint16_t port = 0;
