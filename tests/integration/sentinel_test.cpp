@@ -417,7 +417,9 @@ TEST_F(SentinelTest, AFailedOverGroupsGrantsCountOnlyOnceTheGuardEnds) {
     if (!counted) std::this_thread::sleep_for(50ms);
   }
   ASSERT_TRUE(counted) << "still guarded long after longest_ttl";
-  EXPECT_GE(Clock::now() - switched, 5s) << "the guard ended before longest_ttl";
+  // The client may reconnect a second or so before failover() has heard every sentinel
+  // agree; a guard much shorter than longest_ttl (6 s) still shows.
+  EXPECT_GE(Clock::now() - switched, 3s) << "the guard ended before longest_ttl";
 }
 
 // After a failover the sentinels ordered, the old master stays up and a master until
