@@ -265,6 +265,45 @@ TEST_P(KindsContract, AnEmptyCallbackAcquiresNothing) {
   EXPECT_GT(calls({"evalsha", "eval", "set"}), before);
 }
 
+// A release that could not reach a node because its connection dropped is sent again once
+// the node is back, for every kind: otherwise the node keeps our entry, and refuses the
+// others, for the rest of its TTL. The node persists every write (AOF, fsync always), so
+// what it held survives its restart and only a release sent again removes it.
+TEST_P(KindsContract, AReleaseLostWithItsConnectionIsSentAgainAfterTheReconnect) {
+  test::RedisServer durable({.appendonly_always = true});
+  auto client_options = options(100ms);
+  client_options.nodes[0] = durable.url();
+  auto client = Client::create(client_options);
+  auto held = take(*client, {.ttl = 30s});
+  ASSERT_TRUE(held) << held.error().message();
+  std::vector<std::string> keys{key()};
+  if (GetParam().kind == KindId::key_set) keys = key_set(key());
+  const auto holds_all = [&] {
+    for (const auto& k : keys) {
+      if (durable.command({"EXISTS", k}).integer != 1) return false;
+    }
+    return true;
+  };
+  // The quorum may have been decided before the durable node (fsync on every write)
+  // answered.
+  for (int i = 0; i < 100 && !holds_all(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(holds_all()) << "the durable node never took the lock";
+  durable.kill9();
+  EXPECT_TRUE(held->unlock());  // four of five confirm; the fifth is down
+  durable.restart();
+  const auto deadline = std::chrono::steady_clock::now() + 3s;
+  const auto holds_any = [&] {
+    for (const auto& k : keys) {
+      if (durable.command({"EXISTS", k}).integer != 0) return true;
+    }
+    return false;
+  };
+  while (std::chrono::steady_clock::now() < deadline && holds_any()) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_FALSE(holds_any()) << "the restarted node still holds the released lock";
+}
+
 TEST_P(KindsContract, NothingIsHandedOutAfterClose) {
   auto client = Client::create(options());
   client->close();

@@ -184,11 +184,13 @@ class RedisNode final : public Node {
   void run_family_script(const scripts::Script& script, std::span<const std::string_view> keys,
                          std::span<const std::string_view> args, std::chrono::milliseconds timeout,
                          FamilyInterpreter interpret, NodeCallback done) override {
-    submit(script, keys, args, timeout,
-           [done = std::move(done), where = &where_, interpret](const net::ReplyView& view) {
-             if (view.error) return done(failed_call(view));
-             done(interpret(view.reply, *where));
-           });
+    if (!connection_) return answer_closed(std::move(done));
+    const std::uint32_t slot = open_call(std::move(done), 1);
+    calls_[slot].interpret = interpret;
+    connection_->eval(script, keys, args, timeout, [this, slot](const net::ReplyView& view) {
+      NodeReply reply = view.error ? failed_call(view) : calls_[slot].interpret(view.reply, where_);
+      finish_call(slot, std::move(reply));
+    });
   }
 
   // A family release is re-sent like the exclusive one (send_release): owner-checked and
@@ -197,9 +199,7 @@ class RedisNode final : public Node {
   void release_by_script(const scripts::Script& script, std::span<const std::string_view> keys,
                          std::span<const std::string_view> args, std::chrono::milliseconds timeout,
                          FamilyInterpreter interpret, NodeCallback done) override {
-    send_script_release(script, std::vector<std::string>(keys.begin(), keys.end()),
-                        std::vector<std::string>(args.begin(), args.end()), timeout, interpret, 0,
-                        std::move(done));
+    send_script_release(script, keys, args, timeout, interpret, 0, std::move(done));
   }
 
   void close() override {
@@ -335,7 +335,19 @@ class RedisNode final : public Node {
     bool set_answered = false;
     bool ttl_asked = false;
     bool ttl_answered = false;
+    // A family script: how its reply reads; for a release, what a re-send needs.
+    FamilyInterpreter interpret = nullptr;
+    const scripts::Script* script = nullptr;
+    std::vector<std::string> script_keys;
+    std::vector<std::string> script_args;
   };
+
+  // Copies `from` into `to`, reusing the capacity `to` and its strings kept from the
+  // slot's earlier calls.
+  static void assign_strings(std::vector<std::string>& to, std::span<const std::string_view> from) {
+    to.resize(from.size());
+    for (std::size_t n = 0; n < from.size(); ++n) to[n].assign(from[n]);
+  }
 
   std::uint32_t open_call(NodeCallback done, int replies_due) {
     std::uint32_t slot = 0;
@@ -434,30 +446,41 @@ class RedisNode final : public Node {
     FamilyInterpreter interpret = nullptr;
   };
 
-  void send_script_release(const scripts::Script& script, std::vector<std::string> keys,
-                           std::vector<std::string> args, std::chrono::milliseconds timeout,
-                           FamilyInterpreter interpret, int tries, NodeCallback done) {
+  // The keys and arguments are kept in the call's slot (capacity reused: no allocation
+  // once the slots are warm) for the rare re-send.
+  void send_script_release(const scripts::Script& script, std::span<const std::string_view> keys,
+                           std::span<const std::string_view> args,
+                           std::chrono::milliseconds timeout, FamilyInterpreter interpret,
+                           int tries, NodeCallback done) {
     if (!connection_) return answer_closed(std::move(done));
-    const std::vector<std::string_view> key_views(keys.begin(), keys.end());
-    const std::vector<std::string_view> arg_views(args.begin(), args.end());
-    auto release = std::make_shared<UnsentRelease>();
-    release->timeout = timeout;
-    release->tries = tries;
-    release->script = &script;
-    release->script_keys = std::move(keys);
-    release->script_args = std::move(args);
-    release->interpret = interpret;
-    submit(
-        script, key_views, arg_views, timeout,
-        [this, release, done = std::move(done)](const net::ReplyView& view) {
-          NodeReply reply = view.error ? failed_call(view) : release->interpret(view.reply, where_);
-          if (reply.status == NodeStatus::connection_error || reply.status == NodeStatus::timeout ||
-              (reply.status == NodeStatus::redis_error && reply.error != errc::wrong_kind)) {
-            ++release->tries;
-            remember(std::move(*release), reply.status != NodeStatus::connection_error);
-          }
-          done(std::move(reply));
-        });
+    const std::uint32_t slot = open_call(std::move(done), 1);
+    Call& call = calls_[slot];
+    call.interpret = interpret;
+    call.script = &script;
+    assign_strings(call.script_keys, keys);
+    assign_strings(call.script_args, args);
+    call.timeout = timeout;
+    call.tries = tries;
+    connection_->eval(script, keys, args, timeout, [this, slot](const net::ReplyView& view) {
+      on_script_release_reply(slot, view);
+    });
+  }
+
+  void on_script_release_reply(std::uint32_t slot, const net::ReplyView& view) {
+    Call& call = calls_[slot];
+    NodeReply reply = view.error ? failed_call(view) : call.interpret(view.reply, where_);
+    if (reply.status == NodeStatus::connection_error || reply.status == NodeStatus::timeout ||
+        (reply.status == NodeStatus::redis_error && reply.error != errc::wrong_kind)) {
+      UnsentRelease release;
+      release.timeout = call.timeout;
+      release.tries = call.tries + 1;
+      release.script = call.script;
+      release.script_keys = call.script_keys;
+      release.script_args = call.script_args;
+      release.interpret = call.interpret;
+      remember(std::move(release), reply.status != NodeStatus::connection_error);
+    }
+    finish_call(slot, std::move(reply));
   }
 
   // `retry_soon`: the node answered (an error) or not at all while connected; else it is
@@ -494,8 +517,11 @@ class RedisNode final : public Node {
     for (auto& release : releases) {
       if (release.given_up_at < now) continue;
       if (release.script != nullptr) {
-        send_script_release(*release.script, std::move(release.script_keys),
-                            std::move(release.script_args), release.timeout, release.interpret,
+        const std::vector<std::string_view> keys(release.script_keys.begin(),
+                                                 release.script_keys.end());
+        const std::vector<std::string_view> args(release.script_args.begin(),
+                                                 release.script_args.end());
+        send_script_release(*release.script, keys, args, release.timeout, release.interpret,
                             release.tries, [](NodeReply) {});
         continue;
       }
