@@ -92,7 +92,14 @@ expire_with_last()
 return {1}
 )lua";
 
+// A release reads no other holder: it removes the caller's own member, whose name no
+// application's data can carry (a fresh 128-bit value), and leaves the purge of expired
+// holders to the next acquire or extend. That keeps its cost flat however many hold the
+// semaphore, where the full check costs a scan of them; and an entry expired here but
+// not purged yet is gone either way.
 constexpr std::string_view semaphore_release_body = R"lua(
+local bad = wrong_kind('zset')
+if bad then return bad end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
   if ARGV[2] == '1' then redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1]) end
   return {1}
@@ -111,7 +118,10 @@ if kind == 'hash' then
   fields = redis.call('HGETALL', KEYS[1])
 end
 local now = now_ms()
-local live = {r = {}, w = {}, i = {}}
+-- Per role: how many entries are live, and which end first and last (a refusal names
+-- one), with no table or substring made per entry.
+local live = {r = {n = 0}, w = {n = 0}, i = {n = 0}}
+local role_of = {[114] = live.r, [119] = live.w, [105] = live.i}
 local longest = 0
 -- Every field is checked before any is deleted: the shape test and the holders' reading
 -- share one pass.
@@ -119,14 +129,16 @@ local expired = {}
 for n = 1, #fields, 2 do
   local name = fields[n]
   local expiry = tonumber(fields[n + 1])
-  local role = live[string.sub(name, 1, 1)]
+  local role = role_of[string.byte(name, 1)]
   if not role or not expiry or #name ~= 34 or string.byte(name, 2) ~= 58 then
     return {-1, kind}
   end
   if expiry <= now then
     expired[#expired + 1] = name
   else
-    table.insert(role, {string.sub(name, 3), expiry - now})
+    role.n = role.n + 1
+    if role.n == 1 or expiry < role.first_expiry then role.first, role.first_expiry = n, expiry end
+    if role.n == 1 or expiry > role.last_expiry then role.last, role.last_expiry = n, expiry end
     if expiry > longest then longest = expiry end
   end
 end
@@ -137,14 +149,11 @@ local function stamp(field, ttl)
   if expiry > longest then longest = expiry end
   redis.call('PEXPIRE', KEYS[1], math.ceil(longest - now))
 end
-local function blocker(list, reason, pick_longest)
-  local chosen = list[1]
-  for _, entry in ipairs(list) do
-    if (pick_longest and entry[2] > chosen[2]) or (not pick_longest and entry[2] < chosen[2]) then
-      chosen = entry
-    end
-  end
-  return {0, math.floor(chosen[2]), chosen[1], reason}
+-- The entry of `role` that keeps the caller out longest (pick_longest) or ends first.
+local function blocker(role, reason, pick_longest)
+  local at, expiry = role.first, role.first_expiry
+  if pick_longest then at, expiry = role.last, role.last_expiry end
+  return {0, math.floor(expiry - now), string.sub(fields[at], 3), reason}
 end
 )lua";
 
@@ -153,15 +162,15 @@ end
 // needs no live writer and no live reader, and otherwise leaves (or refreshes) its
 // intent, which keeps new readers out of this node until it gets in or the intent ends.
 constexpr std::string_view rw_acquire_body = R"lua(
-if #live.w > 0 then return blocker(live.w, 'a writer holds it', false) end
+if live.w.n > 0 then return blocker(live.w, 'a writer holds it', false) end
 if ARGV[3] == 'r' then
-  if #live.i > 0 then return blocker(live.i, 'a writer waits', false) end
+  if live.i.n > 0 then return blocker(live.i, 'a writer waits', false) end
   stamp('r:' .. ARGV[1], ARGV[2])
   return {1, 0}
 end
-if #live.r > 0 then
+if live.r.n > 0 then
   stamp('i:' .. ARGV[4], ARGV[5])
-  return blocker(live.r, #live.r .. ' readers hold it', true)
+  return blocker(live.r, live.r.n .. ' readers hold it', true)
 end
 redis.call('HDEL', KEYS[1], 'i:' .. ARGV[4])
 stamp('w:' .. ARGV[1], ARGV[2])
@@ -177,8 +186,12 @@ stamp(field, ARGV[2])
 return {1}
 )lua";
 
-// ARGV: value, announce, mode, intent id (writers: withdrawn with the entry).
+// ARGV: value, announce, mode, intent id (writers: withdrawn with the entry). Like the
+// semaphore's release, it reads no other holder (no rw_common): it deletes only the
+// caller's own fields.
 constexpr std::string_view rw_release_body = R"lua(
+local bad = wrong_kind('hash')
+if bad then return bad end
 if ARGV[4] and ARGV[4] ~= '' then redis.call('HDEL', KEYS[1], 'i:' .. ARGV[4]) end
 if redis.call('HDEL', KEYS[1], ARGV[3] .. ':' .. ARGV[1]) == 1 then
   if ARGV[2] == '1' then redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1]) end
@@ -339,11 +352,11 @@ const Script& assemble(std::string_view name, std::initializer_list<std::string_
 
 REDLOCK_FAMILY_SCRIPT(semaphore_acquire, prelude, semaphore_common, semaphore_acquire_body)
 REDLOCK_FAMILY_SCRIPT(semaphore_extend, prelude, semaphore_common, semaphore_extend_body)
-REDLOCK_FAMILY_SCRIPT(semaphore_release, prelude, semaphore_common, semaphore_release_body)
+REDLOCK_FAMILY_SCRIPT(semaphore_release, prelude, semaphore_release_body)
 
 REDLOCK_FAMILY_SCRIPT(rw_acquire, prelude, rw_common, rw_acquire_body)
 REDLOCK_FAMILY_SCRIPT(rw_extend, prelude, rw_common, rw_extend_body)
-REDLOCK_FAMILY_SCRIPT(rw_release, prelude, rw_common, rw_release_body)
+REDLOCK_FAMILY_SCRIPT(rw_release, prelude, rw_release_body)
 REDLOCK_FAMILY_SCRIPT(rw_fence, prelude, rw_common, rw_fence_body)
 
 REDLOCK_FAMILY_SCRIPT(key_inspect, prelude, key_inspect_body)
