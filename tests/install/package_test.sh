@@ -8,8 +8,9 @@
 # redis-server nodes.
 #
 # The package build sits next to the suite's build directory (BUILD-package), at the
-# same depth, so that with ccache and CCACHE_BASEDIR its compilations hit the cache
-# the suite's build filled: the same sources with the same flags.
+# same depth, and uses the suite's compiler launcher: scripts/setup makes that ccache
+# with CCACHE_BASEDIR at the repository, so its compilations hit the cache the suite's
+# build filled (the same sources with the same flags; 67 of 68 in a fresh cache).
 set -euo pipefail
 src=$1 build=$2 cmake=$3 cpack=$4 generator=$5 cxx=$6 launcher=$7 version=$8 soversion=$9
 pkg_build=${build%/}-package
