@@ -1,0 +1,140 @@
+// Members that fail over (Options::member_guard): a member's address moved to a promoted
+// replica that had not received the lock's write, and a member demoted and promoted again
+// in place, which replaced its data with another server's. Real redis-server masters and
+// replicas; the member's address is a fault proxy that is retargeted, as an operator or
+// Sentinel moves a member, and its replication link another one, paused so that the
+// replica misses writes.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <redlock/redlock.hpp>
+
+#include "member_guard_fixture.hpp"
+#include "proxy/fault_proxy.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::string info_field(const std::string& info, const std::string& name) {
+  const auto at = info.find(name + ":");
+  if (at == std::string::npos) return "";
+  const auto begin = at + name.size() + 1;
+  return info.substr(begin, info.find_first_of("\r\n", begin) - begin);
+}
+
+// Polls `server`'s INFO replication until `name` reads `value`, for up to 10 s.
+bool replication_reads(test::RedisServer& server, const std::string& name,
+                       const std::string& value) {
+  const auto until = Clock::now() + 10s;
+  while (info_field(server.command({"INFO", "replication"}).str, name) != value) {
+    if (Clock::now() >= until) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+// A master that serves a replica's full sync at once, not after the default 5 s wait.
+test::RedisServerOptions quick_master() {
+  return {.extra_args = {"--repl-diskless-sync-delay", "0"}};
+}
+
+// One member: a master with a replica whose link to it runs through `link`, and the
+// address clients use, `address`, which points at the master until failover().
+struct ReplicatedMember {
+  test::RedisServer master{quick_master()};
+  chaos::FaultProxy link{"127.0.0.1", master.port()};
+  test::RedisServer replica{
+      {.extra_args = {"--replicaof", "127.0.0.1", std::to_string(link.port())}}};
+  chaos::FaultProxy address{"127.0.0.1", master.port()};
+
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(address.port()); }
+
+  // REPLICAOF NO ONE on the replica, then the member's address moved to it.
+  void failover() {
+    ASSERT_TRUE(replica.command({"REPLICAOF", "NO", "ONE"}).is_status("OK"));
+    address.retarget("127.0.0.1", replica.port());
+  }
+};
+
+using MemberFailoverTest = test::MemberGuardTest;
+
+// Three of five members fail over to replicas that missed the holder's write. A contender
+// that knew the old masters must not get the lock on the promoted replicas' grants while
+// the holder's lock lasts, and is told why; it gets the lock once the guard has passed.
+TEST_F(MemberFailoverTest, APromotedReplicaThatMissedTheLockDoesNotCountUntilTheBound) {
+  std::vector<std::unique_ptr<ReplicatedMember>> members;
+  auto opts = guarded(3s);
+  for (std::size_t node = 0; node < 3; ++node) {
+    members.push_back(std::make_unique<ReplicatedMember>());
+    ASSERT_TRUE(replication_reads(members.back()->replica, "master_link_status", "up"));
+    opts.nodes[node] = members.back()->url();
+  }
+  auto holder = Client::create(opts);
+  auto contender = Client::create(opts);
+  meet(*contender);
+  for (auto& member : members) member->link.set_mode(chaos::ProxyMode::partition);
+  auto lock = holder->try_lock("failover:held", 3s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  const auto valid_until = Clock::now() + lock->validity();
+  for (auto& member : members) {
+    ASSERT_TRUE(member->replica.command({"GET", "failover:held"}).is_nil())
+        << "the replica received the write: nothing would be lost";
+    member->failover();
+  }
+
+  auto during = contender->lock("failover:held", {.ttl = 3s, .wait = 500ms});
+  ASSERT_FALSE(during) << "two holders: the promoted replicas' grants counted";
+  EXPECT_LT(Clock::now(), valid_until);
+  const std::string message = during.error().message();
+  EXPECT_EQ(during.error().code(), make_error_code(errc::quorum_unreachable)) << message;
+  EXPECT_NE(message.find(members[0]->url()), std::string::npos) << message;
+  EXPECT_NE(message.find("guarded for another"), std::string::npos) << message;
+  EXPECT_NE(message.find("promoted replica"), std::string::npos) << message;
+
+  auto after = contender->lock("failover:held", {.ttl = 3s, .wait = 5s});
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_GE(Clock::now(), valid_until) << "handed out while the first holder was valid";
+}
+
+// The same server, demoted and promoted again (its data replaced by a full sync from a
+// server without the lock), with its clients' connections closed as Sentinel does: the
+// run_id is unchanged, the replication id is not, and that is what guards it.
+TEST_F(MemberFailoverTest, AServerDemotedAndPromotedInPlaceIsGuardedByItsReplicationId) {
+  test::RedisServer empty{quick_master()};
+  auto holder = Client::create(guarded(3s));
+  auto contender = Client::create(guarded(3s));
+  meet(*contender);
+  auto lock = holder->try_lock("failover:in-place", 3s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  const auto valid_until = Clock::now() + lock->validity();
+  for (std::size_t node = 0; node < 3; ++node) {
+    auto& server = cluster()[node];
+    const std::string run_id = info_field(server.command({"INFO", "server"}).str, "run_id");
+    ASSERT_TRUE(
+        server.command({"REPLICAOF", "127.0.0.1", std::to_string(empty.port())}).is_status("OK"));
+    ASSERT_TRUE(replication_reads(server, "master_link_status", "up"));
+    ASSERT_TRUE(server.command({"REPLICAOF", "NO", "ONE"}).is_status("OK"));
+    server.command({"CLIENT", "KILL", "TYPE", "normal"});
+    ASSERT_TRUE(server.command({"GET", "failover:in-place"}).is_nil()) << "the sync kept the key";
+    ASSERT_EQ(info_field(server.command({"INFO", "server"}).str, "run_id"), run_id);
+  }
+
+  auto during = contender->lock("failover:in-place", {.ttl = 3s, .wait = 500ms});
+  ASSERT_FALSE(during) << "two holders: the re-promoted members' grants counted";
+  EXPECT_LT(Clock::now(), valid_until);
+  const std::string message = during.error().message();
+  EXPECT_NE(message.find("replication id changed"), std::string::npos) << message;
+  EXPECT_NE(message.find(cluster()[0].url()), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace redlock
