@@ -16,7 +16,7 @@
 #include <redlock/redlock.hpp>
 
 #include "member_guard_fixture.hpp"
-#include "proxy/fault_proxy.hpp"
+#include "replicated_member.hpp"
 
 namespace redlock {
 namespace {
@@ -24,48 +24,11 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-std::string info_field(const std::string& info, const std::string& name) {
-  const auto at = info.find(name + ":");
-  if (at == std::string::npos) return "";
-  const auto begin = at + name.size() + 1;
-  return info.substr(begin, info.find_first_of("\r\n", begin) - begin);
-}
-
-// Polls `server`'s INFO replication until `name` reads `value`, for up to 10 s.
-bool replication_reads(test::RedisServer& server, const std::string& name,
-                       const std::string& value) {
-  const auto until = Clock::now() + 10s;
-  while (info_field(server.command({"INFO", "replication"}).str, name) != value) {
-    if (Clock::now() >= until) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
-
-// A master that serves a replica's full sync at once, not after the default 5 s wait.
-test::RedisServerOptions quick_master() {
-  return {.extra_args = {"--repl-diskless-sync-delay", "0"}};
-}
-
-// One member: a master with a replica whose link to it runs through `link`, and the
-// address clients use, `address`, which points at the master until failover().
-struct ReplicatedMember {
-  test::RedisServer master{quick_master()};
-  chaos::FaultProxy link{"127.0.0.1", master.port()};
-  test::RedisServer replica{
-      {.extra_args = {"--replicaof", "127.0.0.1", std::to_string(link.port())}}};
-  chaos::FaultProxy address{"127.0.0.1", master.port()};
-
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(address.port()); }
-
-  // REPLICAOF NO ONE on the replica, then the member's address moved to it.
-  void failover() {
-    ASSERT_TRUE(replica.command({"REPLICAOF", "NO", "ONE"}).is_status("OK"));
-    address.retarget("127.0.0.1", replica.port());
-  }
-};
-
 using MemberFailoverTest = test::MemberGuardTest;
+using test::info_field;
+using test::quick_master;
+using test::ReplicatedMember;
+using test::replication_reads;
 
 // Three of five members fail over to replicas that missed the holder's write. A contender
 // that knew the old masters must not get the lock on the promoted replicas' grants while
