@@ -68,6 +68,46 @@ TEST_F(MemberFailoverTest, APromotedReplicaThatMissedTheLockDoesNotCountUntilThe
   EXPECT_GE(Clock::now(), valid_until) << "handed out while the first holder was valid";
 }
 
+// With replicas_to_ack = 1 every grant reached a replica, and still a promoted replica's
+// grants do not count for the bound: WAIT does not say which replica acknowledged, so a
+// changed identity is guarded whatever R is (docs/safety.md, "Replica acknowledgements").
+// Three members, each with one replica; all three fail over.
+TEST_F(MemberFailoverTest, AcknowledgedGrantsDoNotLiftTheGuardOfAPromotedReplica) {
+  std::vector<std::unique_ptr<ReplicatedMember>> members;
+  auto opts = guarded(10s);
+  opts.member_guard.replicas_to_ack = 1;
+  opts.node_timeout = 300ms;
+  opts.nodes.clear();
+  for (std::size_t node = 0; node < 3; ++node) {
+    members.push_back(std::make_unique<ReplicatedMember>());
+    ASSERT_TRUE(test::replica_online(members.back()->master));
+    opts.nodes.push_back(members.back()->url());
+  }
+  auto client = Client::create(opts);
+  meet(*client);
+  auto lock = client->try_lock("failover:acked", 3s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  // Handed out at the quorum's second grant: the third may still be on its way.
+  int on_replicas = 0;
+  for (auto& member : members) {
+    on_replicas += member->replica.command({"GET", "failover:acked"}).str == lock->value();
+  }
+  ASSERT_GE(on_replicas, 2) << "acknowledged, yet not on the replicas";
+  // Each old master then replicates its promoted replica, so that WAIT 1 is answered and
+  // only the guard stands between the promoted replicas' grants and a quorum.
+  for (auto& member : members) {
+    member->failover();
+    member->master.command({"REPLICAOF", "127.0.0.1", std::to_string(member->replica.port())});
+  }
+  for (auto& member : members) ASSERT_TRUE(test::replica_online(member->replica));
+  auto free_key = client->lock("failover:free", {.ttl = 3s, .wait = 1s});
+  ASSERT_FALSE(free_key) << "a promoted replica counted at once because R >= 1";
+  EXPECT_EQ(free_key.error().code(), make_error_code(errc::quorum_unreachable))
+      << free_key.error().message();
+  EXPECT_NE(free_key.error().message().find("promoted replica"), std::string::npos)
+      << free_key.error().message();
+}
+
 // The same server, demoted and promoted again (its data replaced by a full sync from a
 // server without the lock), with its clients' connections closed as Sentinel does: the
 // run_id is unchanged, the replication id is not, and that is what guards it.

@@ -55,7 +55,9 @@ inline RedisServerOptions quick_master() {
 struct ReplicatedMember {
   RedisServer master{quick_master()};
   chaos::FaultProxy link{"127.0.0.1", master.port()};
-  RedisServer replica{{.extra_args = {"--replicaof", "127.0.0.1", std::to_string(link.port())}}};
+  // A quick master too: it may be promoted and get the old master as its replica.
+  RedisServer replica{{.extra_args = {"--replicaof", "127.0.0.1", std::to_string(link.port()),
+                                      "--repl-diskless-sync-delay", "0"}}};
   chaos::FaultProxy address{"127.0.0.1", master.port()};
 
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(address.port()); }
