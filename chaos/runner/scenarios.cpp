@@ -358,6 +358,19 @@ std::vector<Scenario> all_scenarios() {
                  "the same failovers with the clients' member guard on", true, false,
                  replicated_three(), load, schedule});
     s.back().tokens_in_model = false;
+    // The same failovers with the guard off, every node with a replica (so that WAIT 1
+    // can be answered everywhere) and every grant counted only once its member's one
+    // replica acknowledged it: a replica whose link is cut acknowledges nothing, so
+    // nothing counts on it while it lags, and once promoted it has every grant that
+    // counted.
+    WorkerSettings acked = unguarded;
+    acked.replicas_to_ack = 1;
+    ClusterSettings all_replicated;
+    all_replicated.replicated_nodes = {0, 1, 2, 3, 4};
+    s.push_back({"failover_lagging_replica_acked",
+                 "the same failovers with the clients' member guard off and grants counted "
+                 "only once their replica acknowledged them (replicas_to_ack 1)",
+                 true, false, all_replicated, acked, schedule});
   }
 
   {
