@@ -76,7 +76,8 @@ TEST_F(MemberFailoverTest, AcknowledgedGrantsDoNotLiftTheGuardOfAPromotedReplica
   std::vector<std::unique_ptr<ReplicatedMember>> members;
   auto opts = guarded(10s);
   opts.member_guard.replicas_to_ack = 1;
-  opts.node_timeout = 300ms;
+  // Room for the WAITs (1.5 s each) on a loaded machine; ttls above 2 x node_timeout.
+  opts.node_timeout = 2s;
   opts.nodes.clear();
   for (std::size_t node = 0; node < 3; ++node) {
     members.push_back(std::make_unique<ReplicatedMember>());
@@ -84,8 +85,10 @@ TEST_F(MemberFailoverTest, AcknowledgedGrantsDoNotLiftTheGuardOfAPromotedReplica
     opts.nodes.push_back(members.back()->url());
   }
   auto client = Client::create(opts);
-  meet(*client);
-  auto lock = client->try_lock("failover:acked", 3s);
+  auto met = client->try_lock("failover:meet", 10s);
+  ASSERT_TRUE(met) << met.error().message();
+  ASSERT_TRUE(met->unlock());
+  auto lock = client->try_lock("failover:acked", 10s);
   ASSERT_TRUE(lock) << lock.error().message();
   // Handed out at the quorum's second grant: the third may still be on its way.
   int on_replicas = 0;
@@ -100,7 +103,7 @@ TEST_F(MemberFailoverTest, AcknowledgedGrantsDoNotLiftTheGuardOfAPromotedReplica
     member->master.command({"REPLICAOF", "127.0.0.1", std::to_string(member->replica.port())});
   }
   for (auto& member : members) ASSERT_TRUE(test::replica_online(member->replica));
-  auto free_key = client->lock("failover:free", {.ttl = 3s, .wait = 1s});
+  auto free_key = client->lock("failover:free", {.ttl = 10s, .wait = 1s});
   ASSERT_FALSE(free_key) << "a promoted replica counted at once because R >= 1";
   EXPECT_EQ(free_key.error().code(), make_error_code(errc::quorum_unreachable))
       << free_key.error().message();
