@@ -125,6 +125,11 @@ Config parse_command_line(int argc, char** argv) {
   app.add_flag("--observer", config.observer,
                "Set Options::observer to one that counts every event (what observing costs; "
                "without it no observer is set)");
+  app.add_option("--replicas-to-ack", config.replicas_to_ack,
+                 "Options::member_guard.replicas_to_ack: WAIT R behind every grant, counted "
+                 "only when R replicas acknowledged it (0 = off)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   app.add_option("--pause", config.pause,
                  "SIGSTOP the first K nodes after the warm-up, SIGCONT them at the end")
       ->check(CLI::NonNegativeNumber)

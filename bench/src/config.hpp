@@ -45,6 +45,8 @@ struct Config {
   std::vector<pid_t> pids;
   /// Options::observer set to one that counts every event: the cost of being observed.
   bool observer = false;
+  /// Options::member_guard.replicas_to_ack: WAIT R behind every grant (0: none).
+  int replicas_to_ack = 0;
   std::string label;
   int run = 0;
 };

@@ -25,6 +25,16 @@ void close_and_delete(Handle* handle) {
            [](uv_handle_t* h) { delete reinterpret_cast<Handle*>(h); });
 }
 
+sockaddr_storage ip_address(const std::string& host, std::uint16_t port) {
+  sockaddr_storage address{};
+  if (uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
+      uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
+    throw std::runtime_error("fault proxy: upstream host must be an IP address, not '" + host +
+                             "'");
+  }
+  return address;
+}
+
 }  // namespace
 
 struct FaultProxy::Impl {
@@ -101,14 +111,11 @@ FaultProxy::FaultProxy(const std::string& upstream_host, std::uint16_t upstream_
                        std::uint16_t listen_port)
     : impl_(std::make_unique<Impl>()) {
   Impl& impl = *impl_;
-  auto* upstream = &impl.context.upstream;
-  if (uv_ip4_addr(upstream_host.c_str(), upstream_port, reinterpret_cast<sockaddr_in*>(upstream)) !=
-          0 &&
-      uv_ip6_addr(upstream_host.c_str(), upstream_port,
-                  reinterpret_cast<sockaddr_in6*>(upstream)) != 0) {
+  try {
+    impl.context.upstream = ip_address(upstream_host, upstream_port);
+  } catch (...) {
     impl.abandon();
-    throw std::runtime_error("fault proxy: upstream host must be an IP address, not '" +
-                             upstream_host + "'");
+    throw;
   }
 
   impl.wakeup = new uv_async_t;
@@ -171,6 +178,14 @@ std::chrono::milliseconds FaultProxy::latency(Direction direction) const {
 
 void FaultProxy::reset_all() {
   impl_->run([&] { impl_->for_each_connection([](ProxyConnection& c) { c.reset(); }); });
+}
+
+void FaultProxy::retarget(const std::string& host, std::uint16_t port) {
+  const sockaddr_storage upstream = ip_address(host, port);
+  impl_->run([&] {
+    impl_->context.upstream = upstream;
+    impl_->for_each_connection([](ProxyConnection& c) { c.reset(); });
+  });
 }
 
 ProxyStats FaultProxy::stats() const {

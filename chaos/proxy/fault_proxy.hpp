@@ -45,6 +45,11 @@ class FaultProxy {
   /// Closes every open client connection with an RST (and its upstream side normally).
   /// New connections are accepted as before.
   void reset_all();
+  /// Sends connections accepted from now on to `host`:`port` (an IP literal) and closes
+  /// every open client connection with an RST, as an operator or Sentinel moving a
+  /// member's address to a promoted replica would. Throws std::runtime_error when the host
+  /// is not a literal.
+  void retarget(const std::string& host, std::uint16_t port);
   ProxyStats stats() const;
 
  private:

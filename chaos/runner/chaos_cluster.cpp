@@ -3,10 +3,12 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 namespace redlock::chaos {
 namespace {
@@ -27,6 +29,21 @@ class FakeClockEnvironment {
   FakeClockEnvironment& operator=(const FakeClockEnvironment&) = delete;
 };
 
+bool contains(const std::vector<std::size_t>& list, std::size_t node) {
+  return std::find(list.begin(), list.end(), node) != list.end();
+}
+
+// REPLICAOF through `link`, then waits (up to 5 s) for the full sync to finish.
+void replicate(test::RedisServer& replica, const FaultProxy& link) {
+  replica.command({"REPLICAOF", "127.0.0.1", std::to_string(link.port())});
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (replica.command({"INFO", "replication"}).str.find("master_link_status:up") ==
+             std::string::npos &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 }  // namespace
 
 ChaosCluster::ChaosCluster(const ClusterSettings& settings, const std::string& dir,
@@ -35,11 +52,52 @@ ChaosCluster::ChaosCluster(const ClusterSettings& settings, const std::string& d
   store_ = std::make_unique<test::RedisServer>();
   test::RedisServerOptions options;
   options.appendonly_always = settings.appendonly;
+  test::RedisServerOptions replicated = options;
+  // A replica's full sync at once, not after the default 5 s wait for more replicas.
+  replicated.extra_args = {"--repl-diskless-sync-delay", "0"};
+  replicas_.resize(settings.nodes);
+  links_.resize(settings.nodes);
   for (std::size_t i = 0; i < settings.nodes; ++i) {
     if (has_fake_clock(i)) set_clock(i, 0, 1.0);
-    nodes_.push_back(start(i, options));
+    if (contains(settings.replicated_nodes, i)) {
+      if (has_fake_clock(i)) {
+        throw std::logic_error("node " + std::to_string(i) +
+                               " cannot be both replicated and under the fake clock");
+      }
+      nodes_.push_back(std::make_unique<test::RedisServer>(replicated));
+      replicas_[i] = std::make_unique<test::RedisServer>(replicated);
+      links_[i] = std::make_unique<FaultProxy>("127.0.0.1", nodes_.back()->port());
+      replicate(*replicas_[i], *links_[i]);
+    } else {
+      nodes_.push_back(start(i, options));
+    }
     proxies_.push_back(std::make_unique<FaultProxy>("127.0.0.1", nodes_.back()->port()));
   }
+}
+
+void ChaosCluster::pause_replication(std::size_t node) {
+  replication_link(node).set_mode(ProxyMode::partition);
+}
+
+void ChaosCluster::fail_over(const std::vector<std::size_t>& nodes) {
+  for (std::size_t node : nodes) {
+    replication_link(node);
+    replicas_[node]->command({"REPLICAOF", "NO", "ONE"});
+  }
+  for (std::size_t node : nodes) {
+    proxies_.at(node)->retarget("127.0.0.1", replicas_[node]->port());
+    std::swap(nodes_[node], replicas_[node]);
+  }
+  for (std::size_t node : nodes) {
+    links_[node]->retarget("127.0.0.1", nodes_[node]->port());
+    links_[node]->set_mode(ProxyMode::pass);
+    replicate(*replicas_[node], *links_[node]);
+  }
+}
+
+FaultProxy& ChaosCluster::replication_link(std::size_t node) {
+  if (!links_.at(node)) throw std::logic_error("node " + std::to_string(node) + " has no replica");
+  return *links_[node];
 }
 
 ChaosCluster::~ChaosCluster() = default;
@@ -88,8 +146,7 @@ void ChaosCluster::set_clock(std::size_t node, long long offset_ms, double rate)
 }
 
 bool ChaosCluster::has_fake_clock(std::size_t node) const {
-  const auto& list = settings_.fake_clock_nodes;
-  return std::find(list.begin(), list.end(), node) != list.end();
+  return contains(settings_.fake_clock_nodes, node);
 }
 
 std::string ChaosCluster::clock_file(std::size_t node) const {

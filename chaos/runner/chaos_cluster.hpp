@@ -23,6 +23,9 @@ struct ClusterSettings {
   bool appendonly = false;
   /// Nodes started under libredlock_fakeclock.so, so that set_clock() works on them.
   std::vector<std::size_t> fake_clock_nodes;
+  /// Nodes with a replica (not under the fake clock), whose replication link runs through
+  /// a fault proxy of its own: see pause_replication() and fail_over().
+  std::vector<std::size_t> replicated_nodes;
 };
 
 class ChaosCluster {
@@ -38,7 +41,17 @@ class ChaosCluster {
   std::string store_url() const { return store_->url(); }
 
   FaultProxy& proxy(std::size_t node) { return *proxies_.at(node); }
+  /// The node's server; for a replicated node, its master at the time.
   test::RedisServer& node(std::size_t node) { return *nodes_.at(node); }
+  /// Partitions a replicated node's replication link: its replica misses every write
+  /// from now until the next fail_over().
+  void pause_replication(std::size_t node);
+  /// Promotes the replicas of replicated nodes (REPLICAOF NO ONE) and moves each node's
+  /// proxy to its replica, closing the clients' connections, as Sentinel or an operator
+  /// would; all of them first, so the clients meet the new servers together. Then each
+  /// old master becomes its new master's replica (its data replaced by a full sync) over
+  /// the healed link. Returns once those syncs are done, or after 5 s each.
+  void fail_over(const std::vector<std::size_t>& nodes);
   /// kill -9, then start again on the same port (with its fake clock, if it had one).
   void kill9(std::size_t node);
   void restart(std::size_t node);
@@ -49,6 +62,8 @@ class ChaosCluster {
   std::unique_ptr<test::RedisServer> start(std::size_t node,
                                            const test::RedisServerOptions& options);
   bool has_fake_clock(std::size_t node) const;
+  /// Throws std::logic_error for a node without a replica.
+  FaultProxy& replication_link(std::size_t node);
   std::string clock_file(std::size_t node) const;
 
   ClusterSettings settings_;
@@ -56,6 +71,9 @@ class ChaosCluster {
   std::string fake_clock_library_;
   std::unique_ptr<test::RedisServer> store_;
   std::vector<std::unique_ptr<test::RedisServer>> nodes_;
+  // Indexed by node, null for a node without a replica.
+  std::vector<std::unique_ptr<test::RedisServer>> replicas_;
+  std::vector<std::unique_ptr<FaultProxy>> links_;
   // After the nodes, so that the proxies close their connections before the nodes die.
   std::vector<std::unique_ptr<FaultProxy>> proxies_;
 };

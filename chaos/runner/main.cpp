@@ -219,7 +219,9 @@ json run_scenario(const Scenario& scenario, const Config& config) {
                                                     "--unfenced-every",
                                                     std::to_string(w.unfenced_every),
                                                     "--member-guard",
-                                                    w.member_guard ? "on" : "off"},
+                                                    w.member_guard ? "on" : "off",
+                                                    "--replicas-to-ack",
+                                                    std::to_string(w.replicas_to_ack)},
                            dir + "/worker-" + id + ".log");
     }
     const auto t0 = Clock::now();

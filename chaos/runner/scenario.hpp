@@ -43,6 +43,8 @@ struct WorkerSettings {
   /// Options::member_guard of the workers (observed restarts, bound = ttl): off only to
   /// show what a restart without persistence does without it.
   bool member_guard = true;
+  /// Options::member_guard.replicas_to_ack of the workers (0: no WAIT).
+  int replicas_to_ack = 0;
 };
 
 /// What a scheduled action may act on.

@@ -218,6 +218,23 @@ TEST_F(FaultProxyTest, ModesChangeFromManyThreadsWhileTrafficFlows) {
   EXPECT_TRUE(client.round_trip(ping, pong));
 }
 
+// A member's address moved to another server: open connections end (their client must
+// reconnect and find out), new ones reach the new server, and a bad host changes nothing.
+TEST_F(FaultProxyTest, RetargetEndsOpenConnectionsAndSendsNewOnesToTheNewServer) {
+  redlock::test::RedisServer other;
+  RawClient before(proxy_.port());
+  ASSERT_TRUE(before.round_trip(ping, pong));
+  EXPECT_THROW(proxy_.retarget("localhost", other.port()), std::runtime_error);
+  EXPECT_TRUE(before.round_trip(ping, pong)) << "a refused retarget closed a connection";
+
+  proxy_.retarget("127.0.0.1", other.port());
+  EXPECT_TRUE(ended(before.read(1, 2s).status));
+  RawClient after(proxy_.port());
+  ASSERT_TRUE(after.round_trip(resp({"SET", "moved", "yes"}), ok));
+  EXPECT_EQ(other.command({"GET", "moved"}).str, "yes");
+  EXPECT_TRUE(server_.command({"GET", "moved"}).is_nil());
+}
+
 TEST(FaultProxy, RejectsAHostName) {
   EXPECT_THROW(FaultProxy("localhost", 6379), std::runtime_error);
 }

@@ -9,6 +9,7 @@
 //       [--stall-every N] [--stall 1500ms] [--node-timeout 0] [--prefix chaos:] [--seed N]
 //       [--foreign-threads 0] [--primitive exclusive|rw|semaphore|multi|mix] [--permits 2]
 //       [--unsafe-permit-quorum Q] [--unfenced-every 0] [--member-guard on|off]
+//       [--replicas-to-ack R]
 //
 // --primitive picks what the threads take (each primitive on keys of its own, as a key
 // serves one kind of lock): exclusive locks with fencing (half of them, at random, held
@@ -98,6 +99,8 @@ struct Config {
   // Options::member_guard for restarts the client observes; the fleet's longest ttl is
   // the workers' own ttl.
   bool member_guard = true;
+  // Options::member_guard.replicas_to_ack (0: no WAIT).
+  int replicas_to_ack = 0;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -107,7 +110,7 @@ struct Config {
                " [--stall-every N] [--stall D] [--node-timeout D] [--prefix P] [--seed N]"
                " [--foreign-threads N] [--primitive exclusive|rw|semaphore|multi|mix]"
                " [--permits K] [--unsafe-permit-quorum Q] [--unfenced-every N]"
-               " [--member-guard on|off]\n";
+               " [--member-guard on|off] [--replicas-to-ack R]\n";
   std::exit(2);
 }
 
@@ -184,6 +187,8 @@ Config parse(int argc, char** argv) {
     } else if (flag == "--member-guard") {
       if (value != "on" && value != "off") usage("--member-guard takes on or off, got " + value);
       c.member_guard = value == "on";
+    } else if (flag == "--replicas-to-ack") {
+      c.replicas_to_ack = count();
     } else if (flag == "--seed") {
       c.seed = static_cast<unsigned>(count());
     } else {
@@ -450,6 +455,7 @@ int main(int argc, char** argv) {
     options.reconnect_max = milliseconds(100);
     options.member_guard.observed_restarts = config.member_guard;
     options.member_guard.longest_ttl = config.ttl;
+    options.member_guard.replicas_to_ack = config.replicas_to_ack;
     std::shared_ptr<redlock::Client> client;
     std::unique_ptr<LoweredPermitQuorum> lowered;
     if (config.unsafe_permit_quorum > 0) {

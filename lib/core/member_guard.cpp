@@ -11,4 +11,14 @@ Vote counted_vote(Vote vote, const MemberGuard& guard, Clock::time_point now) no
   return vote;
 }
 
+bool acked_enough(ReplicaAcks acks) noexcept {
+  return acks.required <= 0 || acks.acked >= acks.required;
+}
+
+Vote counted_vote(Vote vote, const MemberGuard& guard, ReplicaAcks acks,
+                  Clock::time_point now) noexcept {
+  if (vote == Vote::granted && !acked_enough(acks)) return Vote::uncounted;
+  return counted_vote(vote, guard, now);
+}
+
 }  // namespace redlock::core

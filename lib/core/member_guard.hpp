@@ -25,6 +25,17 @@ struct MemberGuard {
   std::string reason;
 };
 
+/// How many replicas acknowledged a member's write (WAIT), against how many the client
+/// requires (Options::member_guard.replicas_to_ack; 0: none required).
+struct ReplicaAcks {
+  int required = 0;
+  int acked = 0;
+};
+
+/// Whether a grant with these acknowledgements may count: none required, or at least
+/// `required` replicas acknowledged it.
+bool acked_enough(ReplicaAcks acks) noexcept;
+
 /// True while the member's grants do not count: unknown, or before `until`. The guard
 /// ends exactly at `until`.
 bool guarded(const MemberGuard& guard, Clock::time_point now) noexcept;
@@ -32,5 +43,10 @@ bool guarded(const MemberGuard& guard, Clock::time_point now) noexcept;
 /// The vote that counts: a grant of a guarded member becomes Vote::uncounted; every other
 /// vote (a refusal, a failure) is unchanged.
 Vote counted_vote(Vote vote, const MemberGuard& guard, Clock::time_point now) noexcept;
+
+/// As above, and a grant that fewer replicas than required acknowledged becomes
+/// Vote::uncounted too: a failover to a replica it did not reach would lose it.
+Vote counted_vote(Vote vote, const MemberGuard& guard, ReplicaAcks acks,
+                  Clock::time_point now) noexcept;
 
 }  // namespace redlock::core

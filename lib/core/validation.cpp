@@ -64,6 +64,10 @@ std::optional<std::string> check_options(const Options& options,
     return "member_guard.longest_ttl: must be in [0, " + ms(max_ttl) + "], got " +
            ms(options.member_guard.longest_ttl);
   }
+  if (options.member_guard.replicas_to_ack < 0 || options.member_guard.replicas_to_ack > 1000) {
+    return "member_guard.replicas_to_ack: must be in [0, 1000], got " +
+           std::to_string(options.member_guard.replicas_to_ack);
+  }
   return std::nullopt;
 }
 

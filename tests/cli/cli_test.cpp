@@ -330,6 +330,18 @@ TEST_F(CliTest, GuardYoungMembersDoesNotCountMembersYoungerThanTheLongestTtl) {
   EXPECT_THAT(trusting.out, Not(HasSubstr("guarded"))) << trusting.out;
 }
 
+// The test nodes have no replicas: with --replicas-to-ack 1 no grant counts, and the
+// failure names the WAIT; the grants are released.
+TEST_F(CliTest, ReplicasToAckDoesNotCountGrantsNoReplicaAcknowledged) {
+  auto acked = cli({"--replicas-to-ack", "1", "acquire", "acked-key"});
+  EXPECT_EQ(acked.exit_code, 3) << describe(acked);
+  EXPECT_THAT(acked.err, HasSubstr("not counted: WAIT 1 ")) << acked.err;
+  EXPECT_TRUE(eventually([&] { return holders("acked-key") == 0; }))
+      << "the uncounted grants were not released";
+  auto plain = cli({"acquire", "acked-key"});
+  EXPECT_EQ(plain.exit_code, 0) << describe(plain);
+}
+
 TEST_F(CliTest, ThreeNodesDownExitsThreeWithEachNodesCause) {
   std::vector<std::string> down;
   for (std::size_t i = 0; i < 3; ++i) {

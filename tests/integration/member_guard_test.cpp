@@ -13,34 +13,14 @@
 
 #include <redlock/redlock.hpp>
 
-#include "support/lock_nodes_fixture.hpp"
+#include "member_guard_fixture.hpp"
 
 namespace redlock {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-class MemberGuardTest : public test::LockNodesTest {
- protected:
-  static Options guarded(std::chrono::milliseconds longest_ttl) {
-    auto opts = options(50ms);
-    opts.member_guard.longest_ttl = longest_ttl;
-    return opts;
-  }
-
-  // Connects `client` to every node and learns who they are, with a lock of its own.
-  static void meet(Client& client) {
-    auto lock = client.try_lock("guard:meet", 1s);
-    ASSERT_TRUE(lock) << lock.error().message();
-    ASSERT_TRUE(lock->unlock());
-  }
-
-  static void restart(std::initializer_list<std::size_t> nodes) {
-    for (auto node : nodes) cluster()[node].kill9();
-    for (auto node : nodes) cluster()[node].restart();
-  }
-};
+using test::MemberGuardTest;
 
 // Three of five members restart without their data while a lock is held: a contender
 // that met them before must not get the lock on their grants while the holder's lock

@@ -74,6 +74,43 @@ TEST(MemberGuard, AnUnknownMemberIsGuardedWhateverItsTime) {
   EXPECT_EQ(counted_vote(Vote::granted, unknown, t0), Vote::uncounted);
 }
 
+// With replicas_to_ack = R, a grant counts only when at least R replicas acknowledged
+// it; refusals and failures are not judged by acknowledgements, and none required means
+// the grant counts as before.
+TEST(MemberGuard, AGrantTooFewReplicasAcknowledgedIsUncounted) {
+  const MemberGuard open;
+  EXPECT_EQ(counted_vote(Vote::granted, open, ReplicaAcks{1, 0}, t0), Vote::uncounted);
+  EXPECT_EQ(counted_vote(Vote::granted, open, ReplicaAcks{2, 1}, t0), Vote::uncounted);
+  EXPECT_EQ(counted_vote(Vote::granted, open, ReplicaAcks{2, 2}, t0), Vote::granted);
+  EXPECT_EQ(counted_vote(Vote::granted, open, ReplicaAcks{1, 3}, t0), Vote::granted);
+  EXPECT_EQ(counted_vote(Vote::granted, open, ReplicaAcks{0, 0}, t0), Vote::granted);
+  EXPECT_EQ(counted_vote(Vote::refused, open, ReplicaAcks{1, 0}, t0), Vote::refused);
+  EXPECT_EQ(counted_vote(Vote::failed, open, ReplicaAcks{1, 0}, t0), Vote::failed);
+}
+
+// Enough acknowledgements do not lift a guard: a member that changed identity may be a
+// replica that none of the acknowledged grants reached (docs/safety.md).
+TEST(MemberGuard, AcknowledgementsDoNotLiftAGuard) {
+  const auto guard = guarded_until(t0 + 10s);
+  EXPECT_EQ(counted_vote(Vote::granted, guard, ReplicaAcks{1, 1}, t0), Vote::uncounted);
+  EXPECT_EQ(counted_vote(Vote::granted, guard, ReplicaAcks{1, 1}, t0 + 10s), Vote::granted);
+}
+
+// Three grants of five on a quorum of three, one of them not acknowledged, and two
+// members down: no quorum, and unreachable, not a conflict (the grant is no refusal).
+TEST(MemberGuard, AQuorumThatNeedsAnUnacknowledgedGrantIsUnreachable) {
+  QuorumRound round(5, 3);
+  const MemberGuard open;
+  round.record(0, counted_vote(Vote::granted, open, ReplicaAcks{1, 1}, t0));
+  round.record(1, counted_vote(Vote::granted, open, ReplicaAcks{1, 1}, t0));
+  round.record(2, counted_vote(Vote::granted, open, ReplicaAcks{1, 0}, t0));
+  round.record(3, counted_vote(Vote::failed, open, ReplicaAcks{1, 0}, t0));
+  round.record(4, counted_vote(Vote::failed, open, ReplicaAcks{1, 0}, t0));
+  EXPECT_EQ(round.decision(), Decision::impossible);
+  EXPECT_EQ(round.failure_kind(), FailureKind::unreachable);
+  EXPECT_EQ(round.uncounted(), 1);
+}
+
 enum class Answer { granted, held, failed };
 
 struct Pattern {

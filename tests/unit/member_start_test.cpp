@@ -97,6 +97,23 @@ TEST(MemberStart, AReplicationIdChangeIsAFailover) {
   EXPECT_NE(start.guard().reason.find("replication id changed"), std::string::npos);
 }
 
+// Another server whose second replication id is the one met before took over by a
+// promotion, not a restart: guarded the same, and said so.
+TEST(MemberStart, AnotherServerCarryingTheOldReplicationIdIsAPromotedReplica) {
+  MemberStart start(rules(true, false));
+  start.connected(t0);
+  start.learned(server("a", 1000s, "r1"), t0);
+  start.connected(t0 + 1s);
+  start.learned({"b", 900s, "r2", "r1"}, t0 + 1s);
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 31s - 1ns));
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 31s));
+  EXPECT_NE(start.guard().reason.find("promoted replica"), std::string::npos);
+  start.connected(t0 + 40s);
+  start.learned({"c", 0s, "r3", "0000"}, t0 + 40s);
+  EXPECT_EQ(start.guard().reason.find("promoted replica"), std::string::npos)
+      << "a restarted server is not a promoted replica";
+}
+
 TEST(MemberStart, WithTheObservedRuleOffARestartIsNotGuarded) {
   MemberStart start(rules(false, false));
   start.connected(t0);

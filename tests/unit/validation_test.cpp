@@ -47,6 +47,18 @@ TEST(Validation, MemberGuardLongestTtlIsNamedWhenOutOfRange) {
   EXPECT_EQ(check_options(options, ids(options)), std::nullopt);
 }
 
+TEST(Validation, MemberGuardReplicasToAckIsNamedWhenOutOfRange) {
+  auto options = five_nodes();
+  options.member_guard.replicas_to_ack = -1;
+  EXPECT_THAT(check_options(options, ids(options)).value_or(""),
+              HasSubstr("member_guard.replicas_to_ack: must be in [0, 1000], got -1"));
+  options.member_guard.replicas_to_ack = 1001;
+  EXPECT_THAT(check_options(options, ids(options)).value_or(""),
+              HasSubstr("member_guard.replicas_to_ack"));
+  options.member_guard.replicas_to_ack = 1000;
+  EXPECT_EQ(check_options(options, ids(options)), std::nullopt);
+}
+
 TEST(Validation, EmptyNodeList) {
   Options options;
   EXPECT_THAT(check_options(options, {}).value_or(""), HasSubstr("node list is empty"));

@@ -90,6 +90,7 @@ std::shared_ptr<Client> GlobalOptions::make_client() const {
   // rule is what guards it, and its bound must be known before the first INFO answers.
   options.member_guard.young_on_first_contact = guard_young;
   options.member_guard.longest_ttl = longest_ttl.empty() ? ttl_ms() : parse_duration(longest_ttl);
+  options.member_guard.replicas_to_ack = replicas_to_ack;
   options.tls.ca_file = tls_ca;
   options.tls.cert_file = tls_cert;
   options.tls.key_file = tls_key;
@@ -140,6 +141,12 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
                "Do not count a member up for less than --longest-ttl when first met: it may "
                "have restarted without its keys (costs a fresh fleet that long; "
                "docs/safety.md)")
+      ->group(group);
+  app.add_option("--replicas-to-ack", options.replicas_to_ack,
+                 "Count a member's grant only when N of its replicas acknowledged it (WAIT N "
+                 "sent behind it; default: 0, none)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber)
       ->group(group);
   app.add_option("--quorum", options.quorum, "Nodes that must agree (default: a majority)")
       ->type_name("N")

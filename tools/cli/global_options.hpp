@@ -19,6 +19,8 @@ struct GlobalOptions {
   /// rule on first contact.
   std::string longest_ttl;
   bool guard_young = false;
+  /// Options::member_guard.replicas_to_ack: WAIT R behind every grant (0: none).
+  int replicas_to_ack = 0;
   int quorum = 0;  ///< 0: a majority.
   std::string tls_ca;
   std::string tls_cert;

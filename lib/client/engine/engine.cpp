@@ -123,6 +123,9 @@ void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
       rules.on_guarded = observe_guard(connection.endpoint.display, options_);
       // Before any lock command: the first INFO's answer precedes their replies.
       if (rules.any()) state_->nodes.back()->watch_start(std::move(rules));
+      if (options_.member_guard.replicas_to_ack > 0) {
+        state_->nodes.back()->require_replica_acks(options_.member_guard.replicas_to_ack);
+      }
     }
   };
   if (options_.loop != nullptr) {

@@ -70,7 +70,14 @@ void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_poin
                  now);
     }
   } else if (rules_.observed && identity.run_id != last_->run_id) {
-    guard_from(connected_at_, "run_id changed across a reconnect: restarted, keys may be lost",
+    // A replica promoted in the member's place carries its old master's replication id as
+    // its second one: said apart from a restart, so an operator looks at replication.
+    const bool promoted =
+        !last_->master_replid.empty() && identity.master_replid2 == last_->master_replid;
+    guard_from(connected_at_,
+               promoted ? "run_id changed across a reconnect to a promoted replica: writes "
+                          "it had not received are lost"
+                        : "run_id changed across a reconnect: restarted, keys may be lost",
                now);
   } else if (rules_.observed && identity.master_replid != last_->master_replid) {
     guard_from(connected_at_,

@@ -2,9 +2,11 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -79,19 +81,22 @@ class RedisNode final : public Node {
     return watch_ ? watch_->guard() : Node::guard();
   }
 
+  void require_replica_acks(int replicas) override { replicas_to_ack_ = replicas; }
+
   void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
                bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,
                NodeCallback done) override {
     // Fencing needs the counter's INCR in the same atomic step as the SET: the script.
+    ReplicaAcks acks(*this, std::move(done), timeout);
     if (!fencing && set_nx_get_ == SetNxGet::accepted && connection_) {
-      return acquire_with_set(key, value, ttl, holder_ttl, timeout, std::move(done));
+      return acquire_with_set(key, value, ttl, holder_ttl, timeout, acks.callback());
     }
     const std::string fence_key = std::string(key) + scripts::fence_suffix;
     const std::string ttl_ms = std::to_string(ttl.count());
     const std::array<std::string_view, 2> keys{key, fence_key};
     const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
     submit(scripts::acquire(), keys, args, timeout,
-           [done = std::move(done), where = &where_](const net::ReplyView& view) {
+           [done = acks.callback(), where = &where_](const net::ReplyView& view) {
              if (view.error) return done(failed_call(view));
              done(interpret_acquire_script(view.reply, *where));
            });
@@ -142,7 +147,8 @@ class RedisNode final : public Node {
     const std::string ttl_ms = std::to_string(ttl.count());
     const std::array<std::string_view, 1> keys{key};
     const std::array<std::string_view, 2> args{value, ttl_ms};
-    submit(scripts::extend(), keys, args, timeout, owner_checked("extend", std::move(done)));
+    ReplicaAcks acks(*this, std::move(done), timeout);
+    submit(scripts::extend(), keys, args, timeout, owner_checked("extend", acks.callback()));
   }
 
   void fence(std::string_view key, std::string_view value, std::uint64_t token,
@@ -151,7 +157,8 @@ class RedisNode final : public Node {
     const std::string token_text = decimal(token);
     const std::array<std::string_view, 2> keys{key, fence_key};
     const std::array<std::string_view, 2> args{value, token_text};
-    submit(scripts::fence(), keys, args, timeout, owner_checked("fence", std::move(done)));
+    ReplicaAcks acks(*this, std::move(done), timeout);
+    submit(scripts::fence(), keys, args, timeout, owner_checked("fence", acks.callback()));
   }
 
   void inspect(std::string_view key, std::chrono::milliseconds timeout,
@@ -185,7 +192,8 @@ class RedisNode final : public Node {
                          std::span<const std::string_view> args, std::chrono::milliseconds timeout,
                          FamilyInterpreter interpret, NodeCallback done) override {
     if (!connection_) return answer_closed(std::move(done));
-    const std::uint32_t slot = open_call(std::move(done), 1);
+    ReplicaAcks acks(*this, std::move(done), timeout);  // its WAIT goes right behind
+    const std::uint32_t slot = open_call(acks.callback(), 1);
     calls_[slot].interpret = interpret;
     connection_->eval(script, keys, args, timeout, [this, slot](const net::ReplyView& view) {
       NodeReply reply = view.error ? failed_call(view) : calls_[slot].interpret(view.reply, where_);
@@ -209,6 +217,96 @@ class RedisNode final : public Node {
   }
 
  private:
+  // With Options::member_guard.replicas_to_ack = R: a call that may grant is followed on
+  // the same connection, with no round trip of its own, by WAIT R, and its grant carries
+  // how many replicas acknowledged it (core::ReplicaAcks). Anything but a grant is
+  // answered at once, without waiting for the WAIT. Construct before the call's command
+  // is queued, pass callback() as its callback; the destructor queues the WAIT right
+  // behind it.
+  class ReplicaAcks {
+   public:
+    ReplicaAcks(RedisNode& node, NodeCallback done, std::chrono::milliseconds timeout)
+        : node_(node), timeout_(timeout) {
+      if (node.replicas_to_ack_ > 0 && node.connection_) {
+        state_ = std::make_shared<State>();
+        state_->done = std::move(done);
+        state_->required = node.replicas_to_ack_;
+      } else {
+        done_ = std::move(done);
+      }
+    }
+    ~ReplicaAcks() {
+      if (state_ && node_.connection_) send_wait();
+    }
+    ReplicaAcks(const ReplicaAcks&) = delete;
+    ReplicaAcks& operator=(const ReplicaAcks&) = delete;
+
+    NodeCallback callback() {
+      if (!state_) return std::move(done_);
+      return [state = state_](NodeReply&& reply) {
+        state->replied = true;
+        state->reply = std::move(reply);
+        conclude(*state);
+      };
+    }
+
+   private:
+    struct State {
+      NodeCallback done;
+      int required = 0;
+      NodeReply reply;
+      bool replied = false;
+      bool waited = false;
+      int acked = 0;
+      std::string wait_failed;  // why the WAIT gave no count
+    };
+
+    void send_wait() {
+      // The server gives up at three quarters of the node's deadline, so that a replica
+      // that does not acknowledge is reported as such, not as a node timeout.
+      const auto server_wait = std::max<long long>(1, timeout_.count() * 3 / 4);
+      const std::string replicas = std::to_string(state_->required);
+      const std::string wait_ms = std::to_string(server_wait);
+      const std::array<std::string_view, 3> wait{"WAIT", replicas, wait_ms};
+      node_.connection_->command(wait, timeout_, [state = state_](const net::ReplyView& view) {
+        state->waited = true;
+        if (!state->replied) {
+          // Replies come in execution order: this WAIT ran before the write (a script
+          // re-sent after NOSCRIPT), so its count says nothing of it.
+          state->wait_failed = "answered before the write it was to cover";
+        } else if (view.error) {
+          state->wait_failed = failed_call(view).detail;
+        } else if (view.reply->type == REDIS_REPLY_INTEGER) {
+          state->acked = static_cast<int>(view.reply->integer);
+        } else {
+          state->wait_failed = "unexpected reply " + describe_reply(view.reply);
+        }
+        conclude(*state);
+      });
+    }
+
+    static void conclude(State& state) {
+      if (!state.done || !state.replied) return;
+      if (state.reply.status == NodeStatus::granted) {
+        if (!state.waited) return;
+        state.reply.acks = {state.required, state.acked};
+        if (!core::acked_enough(state.reply.acks)) {
+          state.reply.detail =
+              "not counted: WAIT " + std::to_string(state.required) +
+              (state.wait_failed.empty()
+                   ? " acknowledged by " + std::to_string(state.acked) + " replica(s)"
+                   : " failed: " + state.wait_failed);
+        }
+      }
+      std::exchange(state.done, nullptr)(std::move(state.reply));
+    }
+
+    RedisNode& node_;
+    std::chrono::milliseconds timeout_;
+    NodeCallback done_;
+    std::shared_ptr<State> state_;
+  };
+
   // Whether this connection's server takes SET with both NX and GET (Redis 7.0 and
   // later), asked once per connection, since a reconnect may reach another server. Until
   // the answer comes, acquires use the script, which every version runs.
@@ -546,6 +644,7 @@ class RedisNode final : public Node {
   uv_loop_s* loop_;
   std::chrono::milliseconds probe_timeout_;
   SetNxGet set_nx_get_ = SetNxGet::unknown;
+  int replicas_to_ack_ = 0;
   std::optional<MemberWatch> watch_;  // before connection_, whose callbacks point into it
   TimerPtr retry_timer_;              // closed in close()
   net::ConnectionPtr connection_;     // last: closed before the members its callbacks touch

@@ -49,6 +49,9 @@ struct NodeReply {
   std::vector<std::uint64_t> tokens;
   LockKind kind = LockKind::unknown;
   std::vector<KeyHolder> holders;
+  /// A grant's replica acknowledgements (WAIT), when the node was asked for them
+  /// (Node::require_replica_acks); required 0 otherwise.
+  core::ReplicaAcks acks;
 };
 
 using NodeCallback = std::function<void(NodeReply&&)>;
@@ -116,6 +119,11 @@ class Node {
   virtual void watch_start(MemberStart::Rules rules) { (void)rules; }
   /// Whether this member's grants count now (core/member_guard.hpp).
   virtual const core::MemberGuard& guard() const noexcept;
+  /// From now on, every call that may grant (acquire, extend, fence, a family script) is
+  /// followed by WAIT `replicas`, and its grant's NodeReply::acks says how many replicas
+  /// acknowledged it. Nodes that cannot ask (test fakes) keep this default, which does
+  /// nothing: their grants never carry a requirement.
+  virtual void require_replica_acks(int replicas) { (void)replicas; }
 
   /// Fails every pending call with cancelled and stops reconnecting. Calls made
   /// afterwards are answered cancelled too, exactly once, on a later loop turn.

@@ -1,0 +1,124 @@
+// Grants that count only once replicas acknowledged them (member_guard.replicas_to_ack):
+// three real members, each a master with a real replica. With R = 1 a grant counts and
+// is on the replica when the lock is handed out; with replicas that do not answer, the
+// grants are not counted and the error names the WAIT; extends follow the same rule.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <redlock/redlock.hpp>
+
+#include "replicated_member.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using test::ReplicatedMember;
+
+class ReplicaAcksTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    members_ = new std::vector<std::unique_ptr<ReplicatedMember>>();
+    for (int i = 0; i < 3; ++i) {
+      members_->push_back(std::make_unique<ReplicatedMember>());
+      ASSERT_TRUE(test::replica_online(members_->back()->master));
+    }
+  }
+  static void TearDownTestSuite() {
+    delete members_;
+    members_ = nullptr;
+  }
+  void SetUp() override {
+    for (auto& member : *members_) member->master.command({"FLUSHALL"});
+  }
+  void TearDown() override {
+    for (auto& member : *members_) {
+      if (member->replica.paused()) member->replica.resume();
+    }
+  }
+
+  // `node_timeout` short where a WAIT is to fail (it waits three quarters of it).
+  static Options acked_by(int replicas, std::chrono::milliseconds node_timeout = 200ms) {
+    Options opts;
+    for (auto& member : *members_) opts.nodes.push_back(member->master.url());
+    opts.node_timeout = node_timeout;
+    opts.member_guard.replicas_to_ack = replicas;
+    return opts;
+  }
+
+  static ReplicatedMember& member(std::size_t i) { return *(*members_)[i]; }
+
+ private:
+  static inline std::vector<std::unique_ptr<ReplicatedMember>>* members_ = nullptr;
+};
+
+// Acknowledged by the replicas: handed out, and a quorum of replicas has the lock
+// already, so a failover right after the lock is handed out keeps it. The replication
+// links are slowed down (60 ms), so that a lock handed out without waiting for them
+// would not be there yet.
+TEST_F(ReplicaAcksTest, AGrantTheReplicasAcknowledgedCountsAndIsOnThem) {
+  for (std::size_t i = 0; i < 3; ++i) member(i).link.set_latency(chaos::Direction::down, 60ms);
+  auto client = Client::create(acked_by(1, 2s));
+  auto lock = client->try_lock("acks:granted", 5s);
+  for (std::size_t i = 0; i < 3; ++i) member(i).link.set_latency(chaos::Direction::down, 0ms);
+  ASSERT_TRUE(lock) << lock.error().message();
+  int on_replicas = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    on_replicas += member(i).replica.command({"GET", "acks:granted"}).str == lock->value();
+  }
+  EXPECT_GE(on_replicas, 2) << "handed out before a quorum of replicas acknowledged";
+}
+
+// Two of three replicas stopped: their masters grant, but WAIT 1 counts no replica, so no
+// quorum; the error names the WAIT. Without the option the same lock is handed out.
+TEST_F(ReplicaAcksTest, AGrantNoReplicaAcknowledgedIsNotCountedAndTheErrorNamesTheWait) {
+  member(0).replica.pause();
+  member(1).replica.pause();
+  auto client = Client::create(acked_by(1));
+  auto refused = client->try_lock("acks:refused", 5s);
+  ASSERT_FALSE(refused) << "counted grants that no replica acknowledged";
+  EXPECT_EQ(refused.error().code(), make_error_code(errc::quorum_unreachable))
+      << refused.error().message();
+  // "acknowledged by 0 replica(s)", or on a loaded machine "failed: ... no reply within".
+  EXPECT_NE(refused.error().message().find("not counted: WAIT 1 "), std::string::npos)
+      << refused.error().message();
+  EXPECT_NE(refused.error().message().find(member(0).master.url()), std::string::npos)
+      << refused.error().message();
+
+  // Another key: the refused attempt's grants may still be on their way out.
+  auto unacked = Client::create(acked_by(0, 1s));
+  auto granted = unacked->try_lock("acks:control", 5s);
+  EXPECT_TRUE(granted) << granted.error().message();
+}
+
+// An extend follows the grant's rule.
+TEST_F(ReplicaAcksTest, AnExtendNoReplicaAcknowledgedIsNotCounted) {
+  auto client = Client::create(acked_by(1));
+  auto lock = client->try_lock("acks:extend", 5s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  member(1).replica.pause();
+  member(2).replica.pause();
+  auto extended = lock->extend(5s);
+  ASSERT_FALSE(extended) << "extended on grants no replica acknowledged";
+  EXPECT_NE(extended.error().message().find("WAIT 1"), std::string::npos)
+      << extended.error().message();
+}
+
+// Bad input names the field.
+TEST_F(ReplicaAcksTest, ANegativeCountIsRejectedNamingTheField) {
+  try {
+    (void)Client::create(acked_by(-1));
+    FAIL() << "accepted replicas_to_ack = -1";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("member_guard.replicas_to_ack"), std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace redlock
