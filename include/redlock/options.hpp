@@ -86,7 +86,7 @@ struct Options {
   /// (paced by the reconnect backoff below). Two Sentinel URLs with the same name and the
   /// same set of sentinels are one member (rejected as a duplicate).
   /// A Redis Cluster is one member (one vote per key): the client learns the slot map
-  /// from the first seed (CLUSTER SHARDS, or CLUSTER SLOTS), sends each command to its
+  /// from the seeds, in turn (CLUSTER SHARDS, or CLUSTER SLOTS), sends each command to its
   /// key's slot's master, and follows MOVED (the map corrected, the command sent once
   /// more) and ASK (ASKING and the command, once). Lock keys must be placeable in one
   /// slot with their fencing counter (no '}' in a key without a hash tag), and a key set

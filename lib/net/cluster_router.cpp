@@ -102,12 +102,12 @@ ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uin
     if (observed) observed();
   };
   // A shard that fails may be failing over: the map names its replacement once the
-  // cluster promoted it. (Its own failure is no reason to ask home again.)
-  options.on_failed = [this, address = options.endpoint.display,
-                       observed = std::move(options.on_failed)](std::error_code error,
-                                                                std::string_view detail) {
+  // cluster promoted it. The seeds are asked in turn, so the first one's failure is a
+  // reason too.
+  options.on_failed = [this, observed = std::move(options.on_failed)](std::error_code error,
+                                                                      std::string_view detail) {
     if (observed) observed(error, detail);
-    if (!closed_ && address != home().address) refresh_map();
+    if (!closed_) refresh_map();
   };
   return options;
 }
@@ -285,19 +285,27 @@ void ClusterRouter::flush_waiting() {
 void ClusterRouter::refresh_map() {
   if (refreshing_ || closed_) return;
   refreshing_ = true;
-  const std::array<std::string_view, 2> shards_command{"CLUSTER", "SHARDS"};
-  home().connection->command(shards_command, options_.connect_timeout,
-                             [this](const ReplyView& view) { read_map(view, true); });
+  ask_for_map(0, true);
 }
 
-void ClusterRouter::read_map(const ReplyView& view, bool shards_command) {
+void ClusterRouter::ask_for_map(std::size_t seed, bool shards_command) {
+  const auto& address = options_.endpoint.cluster_seeds[seed];
+  const std::array<std::string_view, 2> command{"CLUSTER", shards_command ? "SHARDS" : "SLOTS"};
+  shard(address.host, address.port)
+      .connection->command(command, options_.connect_timeout,
+                           [this, seed, shards_command](const ReplyView& view) {
+                             read_map(view, seed, shards_command);
+                           });
+}
+
+void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shards_command) {
   if (closed_) return;
-  if (shards_command && view.error == errc::redis_error) {
-    // Before Redis 7.0: CLUSTER SLOTS says the same for a client that only routes.
-    const std::array<std::string_view, 2> slots_command{"CLUSTER", "SLOTS"};
-    home().connection->command(slots_command, options_.connect_timeout,
-                               [this](const ReplyView& reply) { read_map(reply, false); });
-    return;
+  // Before Redis 7.0: CLUSTER SLOTS says the same for a client that only routes.
+  if (shards_command && view.error == errc::redis_error) return ask_for_map(seed, false);
+  // A seed that cannot be reached: the next one is asked at once.
+  if (view.error && view.error != errc::redis_error &&
+      seed + 1 < options_.endpoint.cluster_seeds.size()) {
+    return ask_for_map(seed + 1, true);
   }
   refreshing_ = false;
   std::string problem;
@@ -306,8 +314,8 @@ void ClusterRouter::read_map(const ReplyView& view, bool shards_command) {
     map = shards_command ? SlotMap::from_shards(view.reply, problem)
                          : SlotMap::from_slots(view.reply, problem);
   }
-  // Without a map (the seed failed, or answered nonsense), waiting commands go home: its
-  // MOVED corrects them, and the next redirection or reconnect asks again.
+  // Without a map (no seed answered, or one answered nonsense), waiting commands go home:
+  // its MOVED corrects them, and the next redirection, failure or reconnect asks again.
   if (!map) return flush_waiting();
   map_ = std::move(*map);
   map_known_ = true;

@@ -5,6 +5,9 @@
 // that carries them out. Created by Connection::create for a cluster endpoint; users see
 // only the Connection interface, whose contract it keeps (net/connection.hpp).
 //
+// The slot map is asked of the seeds in the URL's order, the next one at once when one
+// cannot be reached.
+//
 // Routing: a command's key is its second word (SET, GET, PTTL, TYPE, ...), an EVALSHA's its
 // first key. Commands without a key (HELLO, INFO, PING, ROLE, SUBSCRIBE, UNSUBSCRIBE, CLUSTER,
 // ASKING) and scripts without keys go to the home connection: the first seed, which also
@@ -19,8 +22,8 @@
 // its own deadline; an ASK sends ASKING and the command once to the named server, without
 // changing the map. A second redirection for one command is its answer: redis_error,
 // "<shard>: MOVED <slot> <host>:<port> (a second redirection; the slot map is being
-// refreshed)". The map is also asked again whenever a shard's connection other than
-// home's fails (it may be failing over) or comes back after a loss. A command re-sent
+// refreshed)". The map is also asked again whenever a shard's connection fails (it may be
+// failing over) or comes back after a loss. A command re-sent
 // after a redirection is sent as EVAL (never EVALSHA): ASKING must directly precede it.
 //
 // Error details name the shard (its host:port) as a Connection's do.
@@ -87,7 +90,8 @@ class ClusterRouter final : public Connection {
   void follow(const std::shared_ptr<Request>& request, const Redirect& redirect,
               const std::string& answered_by);
   void refresh_map();
-  void read_map(const ReplyView& view, bool shards_command);
+  void ask_for_map(std::size_t seed, bool shards_command);
+  void read_map(const ReplyView& view, std::size_t seed, bool shards_command);
   ConnectionOptions shard_options(const std::string& host, std::uint16_t port, bool home);
   void answer_closed(ReplyCallback callback);
 

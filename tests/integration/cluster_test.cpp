@@ -263,6 +263,21 @@ TEST_F(ClusterTest, KeysThatCannotShareTheirSlotAreRefusedNamingTheMember) {
                         cluster(0).url()));
 }
 
+TEST_F(ClusterTest, ASeedThatIsDownIsPassedOverForTheNext) {
+  test::RedisServer gone;
+  const std::uint16_t dead = gone.port();
+  gone.kill9();
+  std::string url = cluster(0).url();
+  url.insert(std::string("redis-cluster://").size(), "127.0.0.1:" + std::to_string(dead) + ",");
+  Options one;
+  one.nodes = {url};
+  auto client = Client::create(one);
+  auto lock = client->lock("cluster:seed", {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(settled(0, "cluster:seed", lock->value()), lock->value());
+  ASSERT_TRUE(lock->unlock());
+}
+
 TEST(ClusterMembers, AClusterNoSeedAnswersIsReportedWithTheSeed) {
   test::RedisServer gone;
   const std::string address = "127.0.0.1:" + std::to_string(gone.port());
