@@ -267,7 +267,7 @@ void ClusterRouter::expire_waiting() {
   }
   for (const auto& request : late) {
     const std::string detail = where_ + ": no slot map from the cluster within the command's " +
-                               "deadline (asked of " + home().address + ")";
+                               "deadline (asked of " + map_source_ + ")";
     request->done(ReplyView{make_error_code(errc::timeout), detail, nullptr});
   }
 }
@@ -291,11 +291,12 @@ void ClusterRouter::refresh_map() {
 void ClusterRouter::ask_for_map(std::size_t seed, bool shards_command) {
   const auto& address = options_.endpoint.cluster_seeds[seed];
   const std::array<std::string_view, 2> command{"CLUSTER", shards_command ? "SHARDS" : "SLOTS"};
-  shard(address.host, address.port)
-      .connection->command(command, options_.connect_timeout,
-                           [this, seed, shards_command](const ReplyView& view) {
-                             read_map(view, seed, shards_command);
-                           });
+  Shard& source = shard(address.host, address.port);
+  map_source_ = source.address;
+  source.connection->command(command, options_.connect_timeout,
+                             [this, seed, shards_command](const ReplyView& view) {
+                               read_map(view, seed, shards_command);
+                             });
 }
 
 void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shards_command) {

@@ -104,6 +104,7 @@ class ClusterRouter final : public Connection {
   std::vector<std::shared_ptr<Request>> waiting_;  // keyed commands made before the map
   WaitTimer* timer_ = nullptr;                     // their deadlines; closed in shutdown
   bool refreshing_ = false;
+  std::string map_source_;  // the seed asked for the slot map last
   bool closed_ = false;
   mutable ConnectionStats stats_;
   std::vector<std::unique_ptr<Shard>> shards_;  // [0]: home, the first seed
