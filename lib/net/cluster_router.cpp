@@ -42,14 +42,15 @@ struct ClusterRouter::Request {
   bool redirected = false;
 };
 
-// The deadlines of the commands waiting for the first slot map.
-struct ClusterRouter::WaitTimer {
+// A timer of the router's: the deadlines of the commands waiting for the first slot map,
+// or a refresh of the map out of a connection's failure hook.
+struct ClusterRouter::RouterTimer {
   uv_timer_t handle{};
   ClusterRouter* owner = nullptr;
 
   void close() {
     uv_timer_stop(&handle);
-    close_and_free<WaitTimer>(&handle);
+    close_and_free<RouterTimer>(&handle);
   }
 };
 
@@ -68,6 +69,7 @@ void ClusterRouter::shutdown() {
   if (closed_) return;
   closed_ = true;
   if (timer_ != nullptr) std::exchange(timer_, nullptr)->close();
+  if (refresh_timer_ != nullptr) std::exchange(refresh_timer_, nullptr)->close();
   // Each connection answers its commands cancelled, synchronously, as it closes; so are
   // the commands still waiting for the map, in the order they were made.
   for (auto& shard : shards_) shard->connection.reset();
@@ -103,11 +105,12 @@ ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uin
   };
   // A shard that fails may be failing over: the map names its replacement once the
   // cluster promoted it. The seeds are asked in turn, so the first one's failure is a
-  // reason too.
+  // reason too. Asked from a timer: the hook may not send commands (the failing
+  // connection may be the seed asked).
   options.on_failed = [this, observed = std::move(options.on_failed)](std::error_code error,
                                                                       std::string_view detail) {
     if (observed) observed(error, detail);
-    if (!closed_) refresh_map();
+    refresh_soon();
   };
   return options;
 }
@@ -236,20 +239,32 @@ void ClusterRouter::resend(const std::shared_ptr<Request>& request, Shard& targe
                              });
 }
 
+ClusterRouter::RouterTimer* ClusterRouter::make_timer() {
+  auto* timer = new RouterTimer;
+  timer->owner = this;
+  timer->handle.data = timer;
+  uv_timer_init(loop_, &timer->handle);
+  return timer;
+}
+
+void ClusterRouter::refresh_soon() {
+  if (closed_) return;
+  if (refresh_timer_ == nullptr) refresh_timer_ = make_timer();
+  uv_timer_start(
+      &refresh_timer_->handle,
+      [](uv_timer_t* handle) { static_cast<RouterTimer*>(handle->data)->owner->refresh_map(); }, 0,
+      0);
+}
+
 void ClusterRouter::wait_for_map(std::shared_ptr<Request> request) {
-  if (timer_ == nullptr) {
-    timer_ = new WaitTimer;
-    timer_->owner = this;
-    timer_->handle.data = timer_;
-    uv_timer_init(loop_, &timer_->handle);
-  }
+  if (timer_ == nullptr) timer_ = make_timer();
   waiting_.push_back(std::move(request));
   auto first = waiting_.front()->deadline;
   for (const auto& one : waiting_) first = std::min(first, one->deadline);
   const auto due = std::chrono::ceil<std::chrono::milliseconds>(first - Clock::now());
   uv_timer_start(
       &timer_->handle,
-      [](uv_timer_t* handle) { static_cast<WaitTimer*>(handle->data)->owner->expire_waiting(); },
+      [](uv_timer_t* handle) { static_cast<RouterTimer*>(handle->data)->owner->expire_waiting(); },
       static_cast<std::uint64_t>(std::max<long long>(due.count(), 0)), 0);
 }
 

@@ -73,7 +73,7 @@ class ClusterRouter final : public Connection {
     ConnectionPtr connection;  // last: closed first
   };
   struct Request;
-  struct WaitTimer;
+  struct RouterTimer;
 
   Shard& shard(const std::string& host, std::uint16_t port);
   Shard& home() { return *shards_.front(); }
@@ -82,6 +82,9 @@ class ClusterRouter final : public Connection {
   // when `asking`), or answers it errc::timeout with `late` when nothing is left.
   void resend(const std::shared_ptr<Request>& request, Shard& target, bool asking,
               const std::string& late);
+  RouterTimer* make_timer();
+  // refresh_map() on the next timers' turn, for hooks that may not send commands.
+  void refresh_soon();
   void wait_for_map(std::shared_ptr<Request> request);
   void expire_waiting();
   void flush_waiting();
@@ -102,7 +105,8 @@ class ClusterRouter final : public Connection {
   bool map_known_ = false;
   bool first_map_pending_ = true;
   std::vector<std::shared_ptr<Request>> waiting_;  // keyed commands made before the map
-  WaitTimer* timer_ = nullptr;                     // their deadlines; closed in shutdown
+  RouterTimer* timer_ = nullptr;                   // their deadlines; closed in shutdown
+  RouterTimer* refresh_timer_ = nullptr;           // refresh_soon(); closed in shutdown
   bool refreshing_ = false;
   std::string map_source_;  // the seed asked for the slot map last
   bool closed_ = false;
