@@ -60,7 +60,10 @@ struct NodeView {
   std::vector<KeyHolder> holders;
   /// For a Sentinel group (a redis-sentinel:// node): the master that answered, e.g.
   /// "master 'orders' at 10.0.0.7:6380 (named by sentinel 10.0.0.1:26379)", or the
-  /// sentinel or master the member was trying when it failed. Empty for other nodes.
+  /// sentinel or master the member was trying when it failed. For a Redis Cluster (a
+  /// redis-cluster:// node): its shards' masters as its slot map last named them, e.g.
+  /// "shards 10.0.0.7:7000, 10.0.0.8:7000, 10.0.0.9:7000" (the URL before the map is
+  /// known). Empty for other nodes.
   std::string served_by;
   /// For a member in its guard period (Options::member_guard: it restarted or failed over
   /// and may have lost keys), why and for how much longer its grants do not count, e.g.

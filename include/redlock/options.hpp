@@ -81,12 +81,25 @@ struct Options {
   ///                                              master's, the sentinels' are
   ///                                              sentinel_username/sentinel_password)
   ///   rediss-sentinel://...                      the same over TLS (sentinels and master)
+  ///   redis-cluster://[[user]:password@]host[:port],host[:port]...
+  ///                                              a Redis Cluster: each key on the master
+  ///                                              of its slot (seeds' port 6379 by
+  ///                                              default; credentials for every server;
+  ///                                              db 0 only)
+  ///   rediss-cluster://...                       the same over TLS to every server
   /// A Sentinel group is one member (one vote). Each connection to it first asks the
   /// sentinels in turn (SENTINEL GET-MASTER-ADDR-BY-NAME), then checks with ROLE that the
   /// server named is a master before sending it anything; it asks again after every
   /// connection loss and after a READONLY or MASTERDOWN reply, so it follows failovers
   /// (paced by the reconnect backoff below). Two Sentinel URLs with the same name and the
   /// same set of sentinels are one member (rejected as a duplicate).
+  /// A Redis Cluster is one member (one vote per key): the client learns the slot map
+  /// from the seeds, in turn (CLUSTER SHARDS, or CLUSTER SLOTS), sends each command to its
+  /// key's slot's master, and follows MOVED (the map corrected, the command sent once
+  /// more) and ASK (ASKING and the command, once). Lock keys must be placeable in one
+  /// slot with their fencing counter (no '}' in a key without a hash tag), and a key set
+  /// must share one slot; calls that break this fail with errc::invalid_argument. Two
+  /// cluster URLs with the same set of seeds are one member (rejected as a duplicate).
   std::vector<std::string> nodes;
 
   /// Nodes that must agree. 0 = a majority (N/2+1). Allowed: [N/2+1, N].
@@ -142,7 +155,8 @@ struct Options {
   std::string sentinel_password;
   ///@}
 
-  /// TLS settings for rediss:// nodes (CA, client certificate, server name).
+  /// TLS settings for rediss:// nodes, rediss-sentinel:// groups and rediss-cluster://
+  /// clusters (CA, client certificate, server name).
   TlsOptions tls;
 
   /// Members that may have lost keys: see MemberGuardOptions.

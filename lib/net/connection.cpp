@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "net/cluster_router.hpp"
 #include "net/errors.hpp"
 #include "net/handshake.hpp"
 #include "net/pipeline.hpp"
@@ -771,44 +772,60 @@ ConnectionImpl* impl(Connection* connection) {
 const ConnectionImpl* impl(const Connection* connection) {
   return static_cast<const ConnectionImpl*>(connection);
 }
+ClusterRouter* router(Connection* connection) {
+  return static_cast<ClusterRouter*>(connection);
+}
+const ClusterRouter* router(const Connection* connection) {
+  return static_cast<const ClusterRouter*>(connection);
+}
 }  // namespace
 
 Connection* Connection::create(uv_loop_s* loop, ConnectionOptions options) {
+  if (options.endpoint.is_cluster()) {
+    auto* cluster = new ClusterRouter(loop, std::move(options));
+    cluster->start();
+    return cluster;
+  }
   auto* connection = new ConnectionImpl(loop, std::move(options));
   connection->start();
   return connection;
 }
 
 void Connection::close() {
+  if (routes_) return router(this)->shutdown();
   impl(this)->shutdown();
 }
 
 void Connection::command(std::span<const std::string_view> argv, std::chrono::milliseconds timeout,
                          ReplyCallback callback, SharedCommand* shared) {
+  if (routes_) return router(this)->submit_command(argv, timeout, std::move(callback), shared);
   impl(this)->submit_command(argv, timeout, std::move(callback), shared);
 }
 
 void Connection::eval(const scripts::Script& script, std::span<const std::string_view> keys,
                       std::span<const std::string_view> args, std::chrono::milliseconds timeout,
                       ReplyCallback callback, SharedCommand* shared) {
+  if (routes_) {
+    return router(this)->submit_eval(script, keys, args, timeout, std::move(callback), shared);
+  }
   impl(this)->submit_eval(script, keys, args, timeout, std::move(callback), shared);
 }
 
 const Endpoint& Connection::endpoint() const noexcept {
-  return impl(this)->endpoint();
+  return routes_ ? router(this)->endpoint() : impl(this)->endpoint();
 }
 
 const std::string& Connection::where() const noexcept {
-  return impl(this)->where();
+  return routes_ ? router(this)->where() : impl(this)->where();
 }
 ConnectionState Connection::state() const noexcept {
-  return impl(this)->state();
+  return routes_ ? router(this)->state() : impl(this)->state();
 }
 std::size_t Connection::pending() const noexcept {
-  return impl(this)->pending();
+  return routes_ ? router(this)->pending() : impl(this)->pending();
 }
 const ConnectionStats& Connection::stats() const noexcept {
-  return impl(this)->stats();
+  return routes_ ? router(this)->stats() : impl(this)->stats();
 }
 
 }  // namespace redlock::net

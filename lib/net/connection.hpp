@@ -82,6 +82,10 @@ struct ConnectionStats {
   std::uint64_t late_replies = 0;  ///< replies discarded because their command timed out
 };
 
+/// A Redis Cluster endpoint (Endpoint::is_cluster()) gets a connection per shard master
+/// behind this same interface, each command routed to its key's slot's owner
+/// (net/cluster_router.hpp).
+///
 /// Lifetime: created with `Connection::create`, owned through ConnectionPtr whose deleter
 /// calls close(). Memory is freed only after every libuv handle's close callback ran.
 ///
@@ -168,6 +172,10 @@ class Connection {
   Connection() = default;
   ~Connection() = default;
   friend class ConnectionImpl;
+  // A cluster endpoint's connection (net/cluster_router.hpp) routes each command to one
+  // of its own connections: the methods above dispatch on this.
+  friend class ClusterRouter;
+  bool routes_ = false;
 };
 
 /// The owner of a Connection (net/closing.hpp): destroying it calls close().

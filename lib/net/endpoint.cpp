@@ -16,6 +16,8 @@ constexpr std::string_view rediss_prefix = "rediss://";
 constexpr std::string_view unix_prefix = "unix://";
 constexpr std::string_view sentinel_prefix = "redis-sentinel://";
 constexpr std::string_view sentinels_prefix = "rediss-sentinel://";
+constexpr std::string_view cluster_prefix = "redis-cluster://";
+constexpr std::string_view clusters_prefix = "rediss-cluster://";
 
 bool starts_with_nocase(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;
@@ -252,8 +254,36 @@ Result<Endpoint> parse_tcp(std::string_view url, std::string_view rest, Endpoint
   return endpoint;
 }
 
-// "h1:p1,h2:p2/name[/db]" after the credentials. Each sentinel's address is read by
-// parse_tcp, so hosts, IPv6 literals and ports follow the rules of a redis:// URL.
+// "h1:p1,h2:p2" (a sentinel list or a cluster's seeds): each address is read by
+// parse_tcp, so hosts, IPv6 literals and ports follow the rules of a redis:// URL. `what`
+// names an entry in errors ("sentinel", "seed").
+std::optional<Error> parse_address_list(std::string_view url, std::string_view hosts,
+                                        std::uint16_t default_port, std::string_view what,
+                                        std::vector<SentinelAddress>& out) {
+  if (hosts.empty()) return invalid(url, "missing " + std::string(what) + " address");
+  while (true) {
+    std::size_t comma = hosts.find(',');
+    std::string_view one = hosts.substr(0, comma);
+    if (one.empty()) return invalid(url, "empty " + std::string(what) + " address in the list");
+    Endpoint address;
+    address.port = default_port;
+    auto parsed = parse_tcp(url, one, std::move(address));
+    if (!parsed) return parsed.error();
+    if (parsed->db != 0 || !parsed->password.empty() || !parsed->username.empty()) {
+      return invalid(url, "unexpected " + quoted(one) + " in the " + std::string(what) + " list");
+    }
+    for (const auto& known : out) {
+      if (known.host == parsed->host && known.port == parsed->port) {
+        return invalid(url, std::string(what) + " " + quoted(one) + " listed twice");
+      }
+    }
+    out.push_back({parsed->host, parsed->port});
+    if (comma == std::string_view::npos) return std::nullopt;
+    hosts = hosts.substr(comma + 1);
+  }
+}
+
+// "h1:p1,h2:p2/name[/db]" after the credentials.
 Result<Endpoint> parse_sentinel_group(std::string_view url, std::string_view rest,
                                       Endpoint endpoint) {
   std::size_t at = credentials_end(rest, false);
@@ -265,28 +295,10 @@ Result<Endpoint> parse_sentinel_group(std::string_view url, std::string_view res
   if (slash == std::string_view::npos) {
     return invalid(url, "missing master name (write redis-sentinel://host:26379,.../name)");
   }
-  std::string_view hosts = rest.substr(0, slash);
   std::string_view path = rest.substr(slash + 1);
-  if (hosts.empty()) return invalid(url, "missing sentinel address");
-  while (true) {
-    std::size_t comma = hosts.find(',');
-    std::string_view one = hosts.substr(0, comma);
-    if (one.empty()) return invalid(url, "empty sentinel address in the list");
-    Endpoint address;
-    address.port = 26379;
-    auto parsed = parse_tcp(url, one, std::move(address));
-    if (!parsed) return parsed.error();
-    if (parsed->db != 0 || !parsed->password.empty() || !parsed->username.empty()) {
-      return invalid(url, "unexpected " + quoted(one) + " in the sentinel list");
-    }
-    for (const auto& known : endpoint.sentinels) {
-      if (known.host == parsed->host && known.port == parsed->port) {
-        return invalid(url, "sentinel " + quoted(one) + " listed twice");
-      }
-    }
-    endpoint.sentinels.push_back({parsed->host, parsed->port});
-    if (comma == std::string_view::npos) break;
-    hosts = hosts.substr(comma + 1);
+  if (auto error =
+          parse_address_list(url, rest.substr(0, slash), 26379, "sentinel", endpoint.sentinels)) {
+    return *error;
   }
   std::size_t db_slash = path.find('/');
   std::string_view name = path.substr(0, db_slash);
@@ -304,6 +316,27 @@ Result<Endpoint> parse_sentinel_group(std::string_view url, std::string_view res
     auto number = parse_number(db, INT_MAX);
     if (!number) return invalid(url, "bad db " + quoted(db) + " (expected 0 or more)");
     endpoint.db = static_cast<int>(*number);
+  }
+  return endpoint;
+}
+
+// "h1:p1,h2:p2" after the credentials: a cluster's seeds. A cluster has only db 0, so
+// nothing may follow them.
+Result<Endpoint> parse_cluster(std::string_view url, std::string_view rest, Endpoint endpoint) {
+  std::size_t at = credentials_end(rest, false);
+  if (at != std::string_view::npos) {
+    if (auto error = parse_credentials(url, rest.substr(0, at), endpoint)) return *error;
+    rest = rest.substr(at + 1);
+  }
+  // A '/' inside brackets is no path; none is valid there anyway, and parse_tcp says so.
+  const std::size_t path = rest.find_first_of("/?#");
+  if (path != std::string_view::npos && rest.substr(path) != "/") {
+    return invalid(url, "unexpected " + quoted(rest.substr(path)) +
+                            " after the seeds (a cluster has no db but 0, and no name)");
+  }
+  if (auto error =
+          parse_address_list(url, rest.substr(0, path), 6379, "seed", endpoint.cluster_seeds)) {
+    return *error;
   }
   return endpoint;
 }
@@ -336,6 +369,14 @@ Result<Endpoint> parse_endpoint(std::string_view url) {
     endpoint.scheme = Scheme::rediss;
     return parse_sentinel_group(url, url.substr(sentinels_prefix.size()), std::move(endpoint));
   }
+  if (starts_with_nocase(url, cluster_prefix)) {
+    endpoint.scheme = Scheme::redis;
+    return parse_cluster(url, url.substr(cluster_prefix.size()), std::move(endpoint));
+  }
+  if (starts_with_nocase(url, clusters_prefix)) {
+    endpoint.scheme = Scheme::rediss;
+    return parse_cluster(url, url.substr(clusters_prefix.size()), std::move(endpoint));
+  }
   if (starts_with_nocase(url, unix_prefix)) {
     endpoint.scheme = Scheme::unix_socket;
     endpoint.port = 0;
@@ -344,10 +385,12 @@ Result<Endpoint> parse_endpoint(std::string_view url) {
   std::size_t scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) {
     return invalid(url,
-                   "missing scheme (expected redis://, rediss://, unix:// or redis-sentinel://)");
+                   "missing scheme (expected redis://, rediss://, unix://, redis-sentinel:// or "
+                   "redis-cluster://)");
   }
   return invalid(url, "unknown scheme " + quoted(url.substr(0, scheme_end)) +
-                          " (expected redis, rediss, unix, redis-sentinel or rediss-sentinel)");
+                          " (expected redis, rediss, unix, redis-sentinel, rediss-sentinel, "
+                          "redis-cluster or rediss-cluster)");
 }
 
 }  // namespace redlock::net

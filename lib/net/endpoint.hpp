@@ -11,7 +11,7 @@ namespace redlock::net {
 
 enum class Scheme { redis, rediss, unix_socket };
 
-/// One sentinel of a Sentinel group.
+/// One sentinel of a Sentinel group, or one seed of a cluster.
 struct SentinelAddress {
   std::string host;  ///< Without brackets for IPv6 literals.
   std::uint16_t port = 26379;
@@ -36,7 +36,14 @@ struct Endpoint {
   std::string sentinel_username;  ///< ACL user for the sentinels; empty = "default".
   std::string sentinel_password;  ///< Empty = no AUTH to the sentinels.
 
+  /// A Redis Cluster (redis-cluster://, rediss-cluster://): the servers first asked for
+  /// the slot map, in the URL's order. Empty otherwise. host and port are then unset: each
+  /// key's server is its slot's owner (net/cluster_router.hpp); scheme, username and
+  /// password hold for every server of the cluster; db is 0.
+  std::vector<SentinelAddress> cluster_seeds;
+
   bool is_sentinel_group() const noexcept { return !sentinels.empty(); }
+  bool is_cluster() const noexcept { return !cluster_seeds.empty(); }
 };
 
 /// Parses redis://[[user]:password@]host[:port][/db], rediss://..., unix:///path[?db=N]
@@ -52,6 +59,11 @@ struct Endpoint {
 /// (rediss-sentinel:// for TLS to the sentinels and the master). The credentials are the
 /// master's; a sentinel's port defaults to 26379; name is percent-decoded and must be
 /// non-empty. The same host:port twice is rejected.
+///
+/// A Redis Cluster: redis-cluster://[[user]:password@]host[:port],host[:port]...
+/// (rediss-cluster:// for TLS to every server): seeds to learn the slot map from, port
+/// 6379 by default; the credentials hold for every server. No db or path: a cluster
+/// serves db 0 only. The same host:port twice is rejected.
 Result<Endpoint> parse_endpoint(std::string_view url);
 
 }  // namespace redlock::net

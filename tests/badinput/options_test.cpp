@@ -168,10 +168,11 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedUrl{"", "nodes: invalid node URL \"\": empty URL"},
         MalformedUrl{"127.0.0.1:6379",
                      "nodes: invalid node URL \"127.0.0.1:6379\": missing scheme (expected "
-                     "redis://, rediss://, unix:// or redis-sentinel://)"},
+                     "redis://, rediss://, unix://, redis-sentinel:// or redis-cluster://)"},
         MalformedUrl{"http://127.0.0.1:6379",
                      "nodes: invalid node URL \"http://127.0.0.1:6379\": unknown scheme 'http' "
-                     "(expected redis, rediss, unix, redis-sentinel or rediss-sentinel)"},
+                     "(expected redis, rediss, unix, redis-sentinel, rediss-sentinel, "
+                     "redis-cluster or rediss-cluster)"},
         MalformedUrl{"redis://", "nodes: invalid node URL \"redis://\": missing host"},
         MalformedUrl{"redis://127.0.0.1:",
                      "nodes: invalid node URL \"redis://127.0.0.1:\": "

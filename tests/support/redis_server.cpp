@@ -283,17 +283,30 @@ bool Reply::is_status(const std::string& text) const {
   return type == REDIS_REPLY_STATUS && str == text;
 }
 
-std::string redis_server_binary() {
-  if (const char* env = std::getenv("REDIS_SERVER"); env && *env) {
+namespace {
+
+// $<variable> when set, else `name` found on PATH; `package` names what installs it.
+std::string test_binary(const char* variable, const char* name, const char* package) {
+  if (const char* env = std::getenv(variable); env && *env) {
     if (!is_executable(env)) {
-      throw std::runtime_error(std::string("$REDIS_SERVER=") + env + " is not an executable file");
+      throw std::runtime_error(std::string("$") + variable + "=" + env +
+                               " is not an executable file");
     }
     return env;
   }
-  if (std::string found = find_on_path("redis-server"); !found.empty()) return found;
-  throw std::runtime_error(
-      "redis-server not found on PATH (install redis-server, or set $REDIS_SERVER): the "
-      "integration tests need a real Redis");
+  if (std::string found = find_on_path(name); !found.empty()) return found;
+  throw std::runtime_error(std::string(name) + " not found on PATH (install " + package +
+                           ", or set $" + variable + "): the integration tests need a real Redis");
+}
+
+}  // namespace
+
+std::string redis_server_binary() {
+  return test_binary("REDIS_SERVER", "redis-server", "redis-server");
+}
+
+std::string redis_cli_binary() {
+  return test_binary("REDIS_CLI", "redis-cli", "redis-tools");
 }
 
 const TestCertificates& test_certificates() {
@@ -316,6 +329,10 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
     port_ = free_port();
     plain_port_ = port_;
     while (options_.tls && plain_port_ == port_) plain_port_ = free_port();
+    bus_port_ = 0;
+    while (options_.cluster && (bus_port_ == 0 || bus_port_ == port_ || bus_port_ == plain_port_)) {
+      bus_port_ = free_port();
+    }
     spawn();
     std::string why;
     if (wait_ready(why)) return;
@@ -362,6 +379,10 @@ std::vector<std::string> RedisServer::command_line() const {
                              certificates.server_cert, "--tls-key-file", certificates.server_key,
                              "--tls-ca-cert-file", certificates.ca_cert, "--tls-auth-clients",
                              tls_auth_clients(options_.tls_client_auth)});
+  }
+  if (options_.cluster) {
+    args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                             "--cluster-port", std::to_string(bus_port_)});
   }
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   return args;

@@ -73,6 +73,10 @@ struct RedisServerOptions {
   /// Non-empty: run a sentinel instead (redis-server <dir>/sentinel.conf --sentinel), with
   /// this text as its configuration file, which the sentinel rewrites as it learns.
   std::string sentinel_config;
+  /// Run as a Redis Cluster node (--cluster-enabled yes), with its cluster bus on a free
+  /// port of its own (cluster_bus_port()): the default, port + 10000, may be taken or
+  /// beyond 65535.
+  bool cluster = false;
 };
 
 /// One real redis-server child process.
@@ -92,6 +96,8 @@ class RedisServer {
   std::uint16_t port() const { return port_; }
   /// The plain-text port: port() unless options.tls, then a second port of the server.
   std::uint16_t plain_port() const { return plain_port_; }
+  /// The cluster bus port when options.cluster; 0 otherwise.
+  std::uint16_t cluster_bus_port() const { return bus_port_; }
   /// "redis://127.0.0.1:<port>" ("rediss://" when options.tls), without credentials.
   std::string url() const;
   /// url() with the password ("redis://:<password>@127.0.0.1:<port>"), or url() when the
@@ -141,6 +147,7 @@ class RedisServer {
   std::string dir_;
   std::uint16_t port_ = 0;
   std::uint16_t plain_port_ = 0;
+  std::uint16_t bus_port_ = 0;
   pid_t pid_ = -1;
   bool paused_ = false;
   mutable bool exited_ = false;
@@ -172,5 +179,9 @@ class RedisCluster {
 /// The redis-server to run: $REDIS_SERVER when set, else "redis-server" found on PATH.
 /// Throws std::runtime_error when there is none.
 std::string redis_server_binary();
+
+/// The redis-cli to run: $REDIS_CLI when set, else "redis-cli" found on PATH. Throws
+/// std::runtime_error when there is none.
+std::string redis_cli_binary();
 
 }  // namespace redlock::test

@@ -236,5 +236,43 @@ TEST(Endpoint, BadSentinelGroupsAreNamedWithTheCause) {
   EXPECT_EQ(masked.find("secret"), std::string::npos);
 }
 
+// --- Redis Cluster --------------------------------------------------------------------
+
+TEST(Endpoint, ClusterSeeds) {
+  Endpoint e = parse_ok("redis-cluster://alice:p%40ss@10.0.0.1:7000,seed2,[::1]:7001");
+  EXPECT_TRUE(e.is_cluster());
+  EXPECT_FALSE(e.is_sentinel_group());
+  EXPECT_EQ(e.scheme, Scheme::redis);
+  EXPECT_EQ(e.username, "alice");
+  EXPECT_EQ(e.password, "p@ss");
+  ASSERT_EQ(e.cluster_seeds.size(), 3u);
+  EXPECT_EQ(e.cluster_seeds[0].host, "10.0.0.1");
+  EXPECT_EQ(e.cluster_seeds[0].port, 7000);
+  EXPECT_EQ(e.cluster_seeds[1].port, 6379);  // Redis' default, not the sentinels'
+  EXPECT_EQ(e.cluster_seeds[2].host, "::1");
+  EXPECT_EQ(e.db, 0);
+  EXPECT_TRUE(e.host.empty());  // each key's server is its slot's owner
+  EXPECT_EQ(e.display, "redis-cluster://alice:***@10.0.0.1:7000,seed2,[::1]:7001");
+  EXPECT_EQ(parse_ok("Rediss-Cluster://h:1/").scheme, Scheme::rediss);
+  EXPECT_FALSE(parse_ok("redis://127.0.0.1:7101").is_cluster());
+}
+
+TEST(Endpoint, BadClustersAreNamedWithTheCause) {
+  const std::pair<const char*, const char*> rows[] = {
+      {"redis-cluster://", "missing seed address"},
+      {"redis-cluster://s1,,s2", "empty seed address in the list"},
+      {"redis-cluster://s1:1,s1:1", "seed 's1:1' listed twice"},
+      {"redis-cluster://s1:70000", "port 70000 out of range (1-65535)"},
+      {"redis-cluster://s1:7000/1", "unexpected '/1' after the seeds (a cluster has no db but 0"},
+      {"redis-cluster://s1:7000?db=1", "unexpected '?db=1' after the seeds"},
+      {"redis-cluster://s1,s2:x", "bad port 'x'"},
+  };
+  for (const auto& [url, cause] : rows) expect_contains(parse_error(url), cause);
+  const std::string masked = parse_error("redis-cluster://:secret@s1,");
+  expect_contains(masked, "invalid node URL \"redis-cluster://:***@s1,\"");
+  EXPECT_EQ(masked.find("secret"), std::string::npos);
+  expect_contains(parse_error("http://h:1"), "redis-cluster or rediss-cluster)");
+}
+
 }  // namespace
 }  // namespace redlock::net

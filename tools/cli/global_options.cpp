@@ -17,14 +17,16 @@ constexpr const char* group = "Global options (before or after the subcommand)";
 
 // A Sentinel group's URL lists its sentinels with commas too
 // ("redis-sentinel://s1:26379,s2:26379/name"): until its name begins, a piece with no
-// scheme continues it.
-bool continues_sentinel_list(const std::vector<std::string>& urls, const std::string& piece) {
+// scheme continues it. So does a cluster's list of seeds ("redis-cluster://s1:7000,s2:7000"),
+// which nothing ends.
+bool continues_address_list(const std::vector<std::string>& urls, const std::string& piece) {
   if (urls.empty() || piece.find("://") != std::string::npos) return false;
   const std::string& previous = urls.back();
   const auto scheme_end = previous.find("://");
   if (scheme_end == std::string::npos) return false;
   std::string scheme = previous.substr(0, scheme_end);
   for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme == "redis-cluster" || scheme == "rediss-cluster") return true;
   return (scheme == "redis-sentinel" || scheme == "rediss-sentinel") &&
          previous.find('/', scheme_end + 3) == std::string::npos;
 }
@@ -41,7 +43,7 @@ std::vector<std::string> split_urls(const std::string& text) {
     const auto last = url.find_last_not_of(" \t");
     if (first != std::string::npos) {
       url = url.substr(first, last - first + 1);
-      if (continues_sentinel_list(urls, url)) {
+      if (continues_address_list(urls, url)) {
         urls.back() += "," + url;
       } else {
         urls.push_back(url);
@@ -117,7 +119,8 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
                  "Redis masters, comma-separated: redis://[user:pass@]host:port[/db], "
                  "rediss://..., unix:///path, or Sentinel groups "
                  "redis-sentinel://[user:pass@]host:port,host:port.../name[/db] (sentinels' "
-                 "credentials: $REDLOCK_SENTINEL_USERNAME, $REDLOCK_SENTINEL_PASSWORD) "
+                 "credentials: $REDLOCK_SENTINEL_USERNAME, $REDLOCK_SENTINEL_PASSWORD), or "
+                 "Redis Clusters redis-cluster://[user:pass@]host:port,host:port... "
                  "(default: $REDLOCK_NODES)")
       ->type_name("URL,URL,...")
       ->group(group);

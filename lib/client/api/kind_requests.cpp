@@ -24,8 +24,7 @@ Error invalid_permit(const std::string& problem) {
 /// The descriptor of a permit of `key`, or why the options are refused.
 Result<std::shared_ptr<const Held>> permit_held(const Engine& engine, std::string_view key,
                                                 const SemaphoreOptions& options) {
-  if (auto problem = core::check_key(key, engine.options().max_key_bytes))
-    return invalid_permit(*problem);
+  if (auto problem = engine.check_lock_key(key)) return invalid_permit(*problem);
   if (auto problem = check_acquire_options(engine, "acquire_permit", options.lock)) return *problem;
   if (options.lock.fencing) {
     return invalid_permit(
@@ -52,7 +51,7 @@ Result<std::shared_ptr<const Held>> rw_held(const Engine& engine, std::string_vi
   auto invalid = [&](const std::string& problem) {
     return Error(make_error_code(errc::invalid_argument), what + problem);
   };
-  if (auto problem = core::check_key(key, engine.options().max_key_bytes)) return invalid(*problem);
+  if (auto problem = engine.check_lock_key(key)) return invalid(*problem);
   if (auto problem = check_acquire_options(engine, writer ? "write_lock" : "read_lock", options))
     return *problem;
   if (!writer && options.fencing) {
@@ -86,12 +85,12 @@ Result<std::shared_ptr<const Held>> keys_held(const Engine& engine,
   if (auto problem = check_acquire_options(engine, "lock_all", options)) return *problem;
   std::unordered_set<std::string_view> seen;
   for (const auto& key : keys) {
-    if (auto problem = core::check_key(key, engine.options().max_key_bytes))
-      return invalid(*problem);
+    if (auto problem = engine.check_lock_key(key)) return invalid(*problem);
     if (!seen.insert(key).second) {
       return invalid("keys: " + quote_key(key) + " is given twice");
     }
   }
+  if (auto problem = engine.check_key_set_slot(keys)) return invalid(*problem);
   auto held = std::make_shared<Held>();
   held->primitive = Primitive::keys;
   held->key = keys.front();
@@ -108,7 +107,7 @@ Result<Kind> kind_of(Result<std::shared_ptr<const Held>> held) {
 }  // namespace
 
 Result<Kind> exclusive_of(const Engine& engine, std::string_view key, const LockOptions& options) {
-  if (auto problem = core::check_key(key, engine.options().max_key_bytes))
+  if (auto problem = engine.check_lock_key(key))
     return Error(make_error_code(errc::invalid_argument), "lock: " + *problem);
   if (auto problem = check_acquire_options(engine, "lock", options)) return *problem;
   return Kind::exclusive(std::string(key));

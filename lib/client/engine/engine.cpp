@@ -7,12 +7,32 @@
 
 #include "client/engine/node_events.hpp"
 #include "client/loop/timer.hpp"
+#include "client/util/messages.hpp"
 #include "core/validation.hpp"
+#include "net/cluster_slot.hpp"
 #include "net/endpoint.hpp"
+#include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
 
 namespace {
+
+std::string identity(const net::Endpoint& endpoint);
+
+// "a:1,b:2": the addresses' identities, sorted.
+std::string address_set(const std::vector<net::SentinelAddress>& addresses) {
+  std::vector<std::string> names;
+  for (const auto& one : addresses) {
+    net::Endpoint address;
+    address.host = one.host;
+    address.port = one.port;
+    names.push_back(identity(address));
+  }
+  std::sort(names.begin(), names.end());
+  std::string set;
+  for (const auto& name : names) set += (set.empty() ? "" : ",") + name;
+  return set;
+}
 
 std::string identity(const net::Endpoint& endpoint) {
   // Two URLs that reach the same server are one node, however spelled. The database is
@@ -23,18 +43,11 @@ std::string identity(const net::Endpoint& endpoint) {
   if (endpoint.scheme == net::Scheme::unix_socket) return "unix:" + endpoint.path;
   if (endpoint.is_sentinel_group()) {
     // The same name watched by the same sentinels is one group, however listed.
-    std::vector<std::string> sentinels;
-    for (const auto& sentinel : endpoint.sentinels) {
-      net::Endpoint address;
-      address.host = sentinel.host;
-      address.port = sentinel.port;
-      sentinels.push_back(identity(address));
-    }
-    std::sort(sentinels.begin(), sentinels.end());
-    std::string group = "sentinel:" + endpoint.master_name;
-    for (const auto& sentinel : sentinels) group += "," + sentinel;
-    return group;
+    return "sentinel:" + endpoint.master_name + "," + address_set(endpoint.sentinels);
   }
+  // The same seeds are one cluster, however listed. Other seeds of the same cluster are
+  // not recognised: that would take asking it (docs/errors.md).
+  if (endpoint.is_cluster()) return "cluster:" + address_set(endpoint.cluster_seeds);
   std::string host;
   for (char c : endpoint.host) {
     host += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -49,6 +62,7 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
   std::vector<net::ConnectionOptions> connections;
   std::vector<std::string> identities;
   std::vector<std::string> names;
+  std::vector<std::string> cluster_members;
   for (const auto& url : options.nodes) {
     auto endpoint = net::parse_endpoint(url);
     if (!endpoint) throw std::invalid_argument("nodes: " + endpoint.error().message());
@@ -60,6 +74,7 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
     endpoint->sentinel_password = options.sentinel_password;
     identities.push_back(identity(*endpoint));
     names.push_back(endpoint->display);
+    if (endpoint->is_cluster()) cluster_members.push_back(endpoint->display);
     net::ConnectionOptions connection;
     connection.endpoint = std::move(*endpoint);
     connection.connect_timeout = options.connect_timeout;
@@ -73,6 +88,7 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
     throw std::invalid_argument(*problem);
   const int quorum = core::effective_quorum(options.quorum, static_cast<int>(options.nodes.size()));
   auto engine = std::make_shared<Engine>(std::move(options), std::move(names), quorum, seams);
+  engine->cluster_members_ = std::move(cluster_members);
   engine->connect(connections, factory);
   return engine;
 }
@@ -87,6 +103,31 @@ Engine::Engine(Options options, std::vector<std::string> node_names, int quorum,
           options_.member_guard.longest_ttl.count() > 0 ? options_.member_guard.longest_ttl.count()
                                                         : LockOptions{}.ttl.count())),
       loop_(options_.loop) {}
+
+std::optional<std::string> Engine::check_lock_key(std::string_view key) const {
+  if (auto problem = core::check_key(key, options_.max_key_bytes)) return problem;
+  if (cluster_members_.empty() || net::slot_companion(key, scripts::fence_suffix)) {
+    return std::nullopt;
+  }
+  return "key " + quote_key(key) + " cannot be placed on cluster member " +
+         cluster_members_.front() +
+         ": it has no hash tag and holds a '}', so no name beside it (its fencing counter) can "
+         "share its slot; give it a hash tag, e.g. '{orders}:42'";
+}
+
+std::optional<std::string> Engine::check_key_set_slot(std::span<const std::string> keys) const {
+  if (cluster_members_.empty() || keys.empty()) return std::nullopt;
+  const auto slot = net::key_slot(keys.front());
+  for (const auto& key : keys) {
+    if (net::key_slot(key) == slot) continue;
+    return "keys " + quote_key(keys.front()) + " and " + quote_key(key) +
+           " are in different slots of cluster member " + cluster_members_.front() + " (" +
+           std::to_string(slot) + " and " + std::to_string(net::key_slot(key)) +
+           "): a key set on a cluster is taken in one step on one server, so its keys must share "
+           "a hash tag, e.g. '{orders}:1' and '{orders}:2'";
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> Engine::check_extend_ttl(std::chrono::milliseconds ttl) const {
   if (auto problem = core::check_ttl(ttl, options_.node_timeout)) return problem;

@@ -8,7 +8,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -67,6 +70,13 @@ class Engine : public std::enable_shared_from_this<Engine> {
   int quorum() const noexcept { return quorum_; }
   const std::vector<std::string>& node_names() const noexcept { return node_names_; }
   const Options& options() const noexcept { return options_; }
+  /// Why `key` cannot be a lock's key here (core::check_key), or, on a Redis Cluster
+  /// member, cannot share its slot with the names the library keeps beside it
+  /// (net::slot_companion): "key 'a}b' cannot be placed on cluster member <URL>: ...".
+  std::optional<std::string> check_lock_key(std::string_view key) const;
+  /// On a Redis Cluster member, why the keys of a key set cannot be taken together: they
+  /// do not share one slot (a key set is one script on one server).
+  std::optional<std::string> check_key_set_slot(std::span<const std::string> keys) const;
   const Seams& seams() const noexcept { return seams_; }
   core::DriftPolicy drift() const noexcept {
     return {options_.drift_factor, options_.drift_margin};
@@ -139,6 +149,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   const Options options_;
   const std::vector<std::string> node_names_;
+  std::vector<std::string> cluster_members_;  // the names of the Redis Cluster members
   const int quorum_;
   const Seams seams_;
   core::RandomSource random_;

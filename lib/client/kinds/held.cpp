@@ -122,12 +122,12 @@ struct KeySetKeys {
   std::vector<std::string_view> keys;
 };
 
-KeySetKeys key_set_keys(const Held& held, bool fencing) {
+KeySetKeys key_set_keys(const Node& node, const Held& held, bool fencing) {
   KeySetKeys out;
   out.keys.assign(held.keys.begin(), held.keys.end());
   if (!fencing) return out;
   out.fence_keys.reserve(held.keys.size());
-  for (const auto& key : held.keys) out.fence_keys.push_back(key + scripts::fence_suffix);
+  for (const auto& key : held.keys) out.fence_keys.push_back(node.fence_key(key));
   out.keys.insert(out.keys.end(), out.fence_keys.begin(), out.fence_keys.end());
   return out;
 }
@@ -145,12 +145,12 @@ void send_family_acquire(Node& node, const Held& held, std::string_view value, m
                                   interpret_family_reply, std::move(done));
   }
   if (held.primitive == Primitive::keys) {
-    const auto set = key_set_keys(held, fencing);
+    const auto set = key_set_keys(node, held, fencing);
     const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
     return node.run_family_script(scripts::multi_acquire(), set.keys, args, timeout,
                                   interpret_family_reply, std::move(done));
   }
-  const std::string fence_key = held.key + scripts::fence_suffix;
+  const std::string fence_key = node.fence_key(held.key);
   const std::string intent_ms = std::to_string(held.intent_ttl.count());
   const std::array<std::string_view, 2> keys{held.key, fence_key};
   const std::array<std::string_view, 6> args{value,       ttl_ms,    mode_of(held),
@@ -196,7 +196,7 @@ void send_family_release(Node& node, const Held& held, std::string_view value, A
 
 void send_family_fence(Node& node, const Held& held, std::string_view value, std::uint64_t token,
                        milliseconds timeout, NodeCallback done) {
-  const std::string fence_key = held.key + scripts::fence_suffix;
+  const std::string fence_key = node.fence_key(held.key);
   const std::string token_text = std::to_string(token);
   const std::array<std::string_view, 2> keys{held.key, fence_key};
   const std::array<std::string_view, 2> args{value, token_text};
@@ -212,7 +212,7 @@ void send_key_set_fence(Node& node, const Held& held, std::string_view value,
   for (const auto token : tokens) token_texts.push_back(std::to_string(token));
   std::vector<std::string_view> args{value};
   args.insert(args.end(), token_texts.begin(), token_texts.end());
-  const auto set = key_set_keys(held, /*fencing=*/true);
+  const auto set = key_set_keys(node, held, /*fencing=*/true);
   node.run_family_script(scripts::multi_fence(), set.keys, args, timeout, interpret_family_reply,
                          std::move(done));
 }

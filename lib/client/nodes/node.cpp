@@ -13,6 +13,7 @@
 
 #include "client/loop/timer.hpp"
 #include "client/nodes/acquire_reply.hpp"
+#include "net/cluster_slot.hpp"
 #include "net/pipeline.hpp"
 #include "scripts/lock_scripts.hpp"
 
@@ -51,7 +52,8 @@ class RedisNode final : public Node {
       : name_(options.endpoint.display),
         where_(options.endpoint.display),
         loop_(loop),
-        probe_timeout_(options.connect_timeout) {
+        probe_timeout_(options.connect_timeout),
+        cluster_(options.endpoint.is_cluster()) {
     // The connection calls this only while it is open, and it is closed before this node
     // goes away (connection_ is the last member).
     // An on_ready already set (the observer's) runs first.
@@ -68,8 +70,16 @@ class RedisNode final : public Node {
 
   const std::string& name() const noexcept override { return name_; }
   std::string serving() const override {
-    if (!connection_ || !connection_->endpoint().is_sentinel_group()) return {};
+    if (!connection_) return {};
+    const net::Endpoint& endpoint = connection_->endpoint();
+    if (!endpoint.is_sentinel_group() && !endpoint.is_cluster()) return {};
     return connection_->where();
+  }
+
+  std::string fence_key(std::string_view key) const override {
+    if (!cluster_) return Node::fence_key(key);
+    // Keys that cannot be named so are refused before any command (Engine::check_lock_key).
+    return net::slot_companion(key, scripts::fence_suffix).value_or(Node::fence_key(key));
   }
 
   void watch_start(MemberStart::Rules rules) override {
@@ -91,7 +101,7 @@ class RedisNode final : public Node {
     if (!fencing && set_nx_get_ == SetNxGet::accepted && connection_) {
       return acquire_with_set(key, value, ttl, holder_ttl, timeout, acks.callback());
     }
-    const std::string fence_key = std::string(key) + scripts::fence_suffix;
+    const std::string fence_key = this->fence_key(key);
     const std::string ttl_ms = std::to_string(ttl.count());
     const std::array<std::string_view, 2> keys{key, fence_key};
     const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
@@ -153,7 +163,7 @@ class RedisNode final : public Node {
 
   void fence(std::string_view key, std::string_view value, std::uint64_t token,
              std::chrono::milliseconds timeout, NodeCallback done) override {
-    const std::string fence_key = std::string(key) + scripts::fence_suffix;
+    const std::string fence_key = this->fence_key(key);
     const std::string token_text = decimal(token);
     const std::array<std::string_view, 2> keys{key, fence_key};
     const std::array<std::string_view, 2> args{value, token_text};
@@ -645,6 +655,7 @@ class RedisNode final : public Node {
   std::chrono::milliseconds probe_timeout_;
   SetNxGet set_nx_get_ = SetNxGet::unknown;
   int replicas_to_ack_ = 0;
+  bool cluster_;
   std::optional<MemberWatch> watch_;  // before connection_, whose callbacks point into it
   TimerPtr retry_timer_;              // closed in close()
   net::ConnectionPtr connection_;     // last: closed before the members its callbacks touch
@@ -660,6 +671,10 @@ void Node::run_family_script(const scripts::Script& script, std::span<const std:
   reply.error = make_error_code(errc::redis_error);
   reply.detail = name() + ": this node does not run the " + std::string(script.name) + " script";
   done(std::move(reply));
+}
+
+std::string Node::fence_key(std::string_view key) const {
+  return std::string(key) + scripts::fence_suffix;
 }
 
 const core::MemberGuard& Node::guard() const noexcept {

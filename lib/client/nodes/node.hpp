@@ -77,9 +77,14 @@ class Node {
   /// The node's URL without its password.
   virtual const std::string& name() const noexcept = 0;
   /// For a member whose server changes (a Sentinel group): the server it talks to now,
-  /// as its errors name it ("master 'm' at 10.0.0.7:6380 (named by sentinel ...)").
-  /// Empty for a node that is one fixed server.
+  /// as its errors name it ("master 'm' at 10.0.0.7:6380 (named by sentinel ...)"); for a
+  /// Redis Cluster its shards' masters ("shards 10.0.0.7:7000, 10.0.0.8:7000"). Empty for
+  /// a node that is one fixed server.
   virtual std::string serving() const { return {}; }
+  /// The name of `key`'s fencing counter on this member: key + ":fence"; on a Redis
+  /// Cluster member a name in the key's slot (net::slot_companion), the same for every
+  /// kind of holder of the key.
+  virtual std::string fence_key(std::string_view key) const;
 
   virtual void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
                        bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,

@@ -1,0 +1,381 @@
+#include "net/cluster_router.hpp"
+
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "net/closing.hpp"
+#include "net/cluster_slot.hpp"
+#include "net/errors.hpp"
+#include "net/sentinel_resolution.hpp"
+#include "scripts/script.hpp"
+
+namespace redlock::net {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool has_key(std::string_view command) {
+  static constexpr std::array<std::string_view, 8> keyless{
+      "HELLO", "INFO", "PING", "ROLE", "SUBSCRIBE", "UNSUBSCRIBE", "CLUSTER", "ASKING"};
+  return std::none_of(keyless.begin(), keyless.end(), [&](std::string_view name) {
+    return name.size() == command.size() &&
+           std::equal(name.begin(), name.end(), command.begin(), [](char a, char b) {
+             return a == (b >= 'a' && b <= 'z' ? static_cast<char>(b - 'a' + 'A') : b);
+           });
+  });
+}
+
+}  // namespace
+
+// A command as the cluster may need to hear it again after a redirection.
+struct ClusterRouter::Request {
+  std::vector<std::string> argv;  // a script as EVAL source numkeys keys... args...
+  std::string key;
+  bool keyed = false;
+  Clock::time_point deadline;
+  ReplyCallback done;
+  bool redirected = false;
+};
+
+// A timer of the router's: the deadlines of the commands waiting for the first slot map,
+// or a refresh of the map out of a connection's failure hook.
+struct ClusterRouter::RouterTimer {
+  uv_timer_t handle{};
+  ClusterRouter* owner = nullptr;
+
+  void close() {
+    uv_timer_stop(&handle);
+    close_and_free<RouterTimer>(&handle);
+  }
+};
+
+ClusterRouter::ClusterRouter(uv_loop_s* loop, ConnectionOptions options)
+    : loop_(loop), options_(std::move(options)), where_(options_.endpoint.display) {
+  routes_ = true;
+}
+
+void ClusterRouter::start() {
+  const auto& seed = options_.endpoint.cluster_seeds.front();
+  shard(seed.host, seed.port);
+  refresh_map();
+}
+
+void ClusterRouter::shutdown() {
+  if (closed_) return;
+  closed_ = true;
+  if (timer_ != nullptr) std::exchange(timer_, nullptr)->close();
+  if (refresh_timer_ != nullptr) std::exchange(refresh_timer_, nullptr)->close();
+  // Each connection answers its commands cancelled, synchronously, as it closes; so are
+  // the commands still waiting for the map, in the order they were made.
+  for (auto& shard : shards_) shard->connection.reset();
+  auto waiting = std::exchange(waiting_, {});
+  for (const auto& request : waiting) {
+    const std::string detail = where_ + ": connection closed";
+    request->done(ReplyView{make_error_code(errc::cancelled), detail, nullptr});
+  }
+  run_next_turn(loop_, [this] { delete this; });
+}
+
+ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uint16_t port,
+                                               bool is_home) {
+  ConnectionOptions options = options_;
+  options.endpoint.cluster_seeds.clear();
+  options.endpoint.host = host;
+  options.endpoint.port = port;
+  options.endpoint.db = 0;
+  options.endpoint.display = describe_address(host, port);
+  if (!is_home) {
+    options.on_message = nullptr;
+    options.on_ready = nullptr;
+  }
+  // A shard that comes back after a loss may have lost or handed over slots meanwhile.
+  options.on_ready = [this, address = options.endpoint.display,
+                      observed = std::move(options.on_ready)] {
+    for (auto& shard : shards_) {
+      if (shard->address != address) continue;
+      if (shard->ready_before) refresh_map();
+      shard->ready_before = true;
+    }
+    if (observed) observed();
+  };
+  // A shard that fails may be failing over: the map names its replacement once the
+  // cluster promoted it. The seeds are asked in turn, so the first one's failure is a
+  // reason too. Asked from a timer: the hook may not send commands (the failing
+  // connection may be the seed asked).
+  options.on_failed = [this, observed = std::move(options.on_failed)](std::error_code error,
+                                                                      std::string_view detail) {
+    if (observed) observed(error, detail);
+    refresh_soon();
+  };
+  return options;
+}
+
+ClusterRouter::Shard& ClusterRouter::shard(const std::string& host, std::uint16_t port) {
+  for (auto& known : shards_) {
+    if (known->host == host && known->port == port) return *known;
+  }
+  auto created = std::make_unique<Shard>();
+  created->host = host;
+  created->port = port;
+  created->address = describe_address(host, port);
+  created->connection.reset(
+      Connection::create(loop_, shard_options(host, port, /*is_home=*/shards_.empty())));
+  shards_.push_back(std::move(created));
+  return *shards_.back();
+}
+
+ClusterRouter::Shard& ClusterRouter::route(std::string_view key, bool keyed) {
+  if (!keyed || !map_known_) return home();
+  const ShardMaster* owner = map_.owner(key_slot(key));
+  if (owner == nullptr) return home();
+  const bool tls = options_.endpoint.scheme == Scheme::rediss && owner->tls_port != 0;
+  // A master whose endpoint the cluster does not know is the server the map came from.
+  return shard(owner->host.empty() ? home().host : owner->host,
+               tls ? owner->tls_port : owner->port);
+}
+
+void ClusterRouter::submit_command(std::span<const std::string_view> argv,
+                                   std::chrono::milliseconds timeout, ReplyCallback&& callback,
+                                   SharedCommand* shared) {
+  if (closed_) return answer_closed(std::move(callback));
+  auto request = std::make_shared<Request>();
+  request->argv.assign(argv.begin(), argv.end());
+  request->keyed = argv.size() > 1 && has_key(argv[0]);
+  if (request->keyed) request->key.assign(argv[1]);
+  request->deadline = Clock::now() + timeout;
+  request->done = std::move(callback);
+  if (request->keyed && first_map_pending_) return wait_for_map(std::move(request));
+  Shard& target = route(request->key, request->keyed);
+  target.connection->command(
+      argv, timeout,
+      [this, request, address = target.address](const ReplyView& view) {
+        on_reply(request, address, view);
+      },
+      shared);
+}
+
+void ClusterRouter::submit_eval(const scripts::Script& script,
+                                std::span<const std::string_view> keys,
+                                std::span<const std::string_view> args,
+                                std::chrono::milliseconds timeout, ReplyCallback&& callback,
+                                SharedCommand* shared) {
+  if (closed_) return answer_closed(std::move(callback));
+  auto request = std::make_shared<Request>();
+  request->argv.reserve(3 + keys.size() + args.size());
+  request->argv.emplace_back("EVAL");
+  request->argv.emplace_back(script.source);
+  request->argv.push_back(std::to_string(keys.size()));
+  request->argv.insert(request->argv.end(), keys.begin(), keys.end());
+  request->argv.insert(request->argv.end(), args.begin(), args.end());
+  request->keyed = !keys.empty();
+  if (request->keyed) request->key.assign(keys.front());
+  request->deadline = Clock::now() + timeout;
+  request->done = std::move(callback);
+  if (request->keyed && first_map_pending_) return wait_for_map(std::move(request));
+  Shard& target = route(request->key, request->keyed);
+  target.connection->eval(
+      script, keys, args, timeout,
+      [this, request, address = target.address](const ReplyView& view) {
+        on_reply(request, address, view);
+      },
+      shared);
+}
+
+void ClusterRouter::on_reply(const std::shared_ptr<Request>& request, const std::string& address,
+                             const ReplyView& view) {
+  std::optional<Redirect> redirect;
+  if (!closed_ && view.error == errc::redis_error) redirect = parse_redirect(view.detail);
+  if (!redirect) return request->done(view);
+  if (request->redirected) {
+    const std::string detail = address + ": " + std::string(view.detail) +
+                               " (a second redirection; the slot map is being refreshed)";
+    refresh_map();
+    return request->done(ReplyView{view.error, detail, view.reply});
+  }
+  follow(request, *redirect, address);
+}
+
+void ClusterRouter::follow(const std::shared_ptr<Request>& request, const Redirect& redirect,
+                           const std::string& answered_by) {
+  request->redirected = true;
+  std::string host = redirect.host;
+  if (host.empty()) {
+    // The cluster does not know the owner's endpoint: it is the server that answered.
+    for (const auto& known : shards_) {
+      if (known->address == answered_by) host = known->host;
+    }
+  }
+  if (redirect.kind == Redirect::Kind::moved) {
+    map_.move(redirect.slot, ShardMaster{host, redirect.port, 0, {}});
+    map_known_ = true;
+    refresh_map();
+  }
+  Shard& target = shard(host, redirect.port);
+  const bool moved = redirect.kind == Redirect::Kind::moved;
+  resend(request, target, !moved,
+         target.address + ": no time left to follow " + (moved ? "MOVED" : "ASK") + " from " +
+             answered_by);
+}
+
+void ClusterRouter::resend(const std::shared_ptr<Request>& request, Shard& target, bool asking,
+                           const std::string& late) {
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(request->deadline - Clock::now());
+  if (left.count() <= 0) {
+    return request->done(ReplyView{make_error_code(errc::timeout), late, nullptr});
+  }
+  const std::vector<std::string_view> argv(request->argv.begin(), request->argv.end());
+  if (asking) {
+    const std::array<std::string_view, 1> asking_command{"ASKING"};
+    target.connection->command(asking_command, left, [](const ReplyView&) {});
+  }
+  target.connection->command(argv, left,
+                             [this, request, address = target.address](const ReplyView& view) {
+                               on_reply(request, address, view);
+                             });
+}
+
+ClusterRouter::RouterTimer* ClusterRouter::make_timer() {
+  auto* timer = new RouterTimer;
+  timer->owner = this;
+  timer->handle.data = timer;
+  uv_timer_init(loop_, &timer->handle);
+  return timer;
+}
+
+void ClusterRouter::refresh_soon() {
+  if (closed_) return;
+  if (refresh_timer_ == nullptr) refresh_timer_ = make_timer();
+  uv_timer_start(
+      &refresh_timer_->handle,
+      [](uv_timer_t* handle) { static_cast<RouterTimer*>(handle->data)->owner->refresh_map(); }, 0,
+      0);
+}
+
+void ClusterRouter::wait_for_map(std::shared_ptr<Request> request) {
+  if (timer_ == nullptr) timer_ = make_timer();
+  waiting_.push_back(std::move(request));
+  auto first = waiting_.front()->deadline;
+  for (const auto& one : waiting_) first = std::min(first, one->deadline);
+  const auto due = std::chrono::ceil<std::chrono::milliseconds>(first - Clock::now());
+  uv_timer_start(
+      &timer_->handle,
+      [](uv_timer_t* handle) { static_cast<RouterTimer*>(handle->data)->owner->expire_waiting(); },
+      static_cast<std::uint64_t>(std::max<long long>(due.count(), 0)), 0);
+}
+
+void ClusterRouter::expire_waiting() {
+  const auto now = Clock::now();
+  std::vector<std::shared_ptr<Request>> late;
+  std::vector<std::shared_ptr<Request>> kept;
+  for (auto& request : waiting_) (request->deadline <= now ? late : kept).push_back(request);
+  waiting_ = std::move(kept);
+  if (!waiting_.empty()) {
+    // Re-armed for the next deadline: wait_for_map computes it.
+    auto next = waiting_.back();
+    waiting_.pop_back();
+    wait_for_map(std::move(next));
+  }
+  for (const auto& request : late) {
+    const std::string detail = where_ + ": no slot map from the cluster within the command's " +
+                               "deadline (asked of " + map_source_ + ")";
+    request->done(ReplyView{make_error_code(errc::timeout), detail, nullptr});
+  }
+}
+
+void ClusterRouter::flush_waiting() {
+  first_map_pending_ = false;
+  if (timer_ != nullptr) uv_timer_stop(&timer_->handle);
+  auto waiting = std::exchange(waiting_, {});
+  for (const auto& request : waiting) {
+    resend(request, route(request->key, true), false,
+           where_ + ": no time left after the slot map came");
+  }
+}
+
+void ClusterRouter::refresh_map() {
+  if (refreshing_ || closed_) return;
+  refreshing_ = true;
+  ask_for_map(0, true);
+}
+
+void ClusterRouter::ask_for_map(std::size_t seed, bool shards_command) {
+  const auto& address = options_.endpoint.cluster_seeds[seed];
+  const std::array<std::string_view, 2> command{"CLUSTER", shards_command ? "SHARDS" : "SLOTS"};
+  Shard& source = shard(address.host, address.port);
+  map_source_ = source.address;
+  source.connection->command(command, options_.connect_timeout,
+                             [this, seed, shards_command](const ReplyView& view) {
+                               read_map(view, seed, shards_command);
+                             });
+}
+
+void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shards_command) {
+  if (closed_) return;
+  // Before Redis 7.0: CLUSTER SLOTS says the same for a client that only routes.
+  if (shards_command && view.error == errc::redis_error) return ask_for_map(seed, false);
+  // A seed that cannot be reached: the next one is asked at once.
+  if (view.error && view.error != errc::redis_error &&
+      seed + 1 < options_.endpoint.cluster_seeds.size()) {
+    return ask_for_map(seed + 1, true);
+  }
+  refreshing_ = false;
+  std::string problem;
+  std::optional<SlotMap> map;
+  if (!view.error) {
+    map = shards_command ? SlotMap::from_shards(view.reply, problem)
+                         : SlotMap::from_slots(view.reply, problem);
+  }
+  // Without a map (no seed answered, or one answered nonsense), waiting commands go home:
+  // its MOVED corrects them, and the next redirection, failure or reconnect asks again.
+  if (!map) return flush_waiting();
+  map_ = std::move(*map);
+  map_known_ = true;
+  std::string shards;
+  for (const auto& master : map_.masters()) {
+    shards += (shards.empty() ? "" : ", ") + describe_address(master.host, master.port);
+  }
+  where_ = "shards " + shards;
+  flush_waiting();
+}
+
+void ClusterRouter::answer_closed(ReplyCallback callback) {
+  run_next_turn(loop_, [callback = std::move(callback), where = options_.endpoint.display] {
+    const std::string detail = where + ": connection closed";
+    callback(ReplyView{make_error_code(errc::cancelled), detail, nullptr});
+  });
+}
+
+ConnectionState ClusterRouter::state() const noexcept {
+  if (closed_ || shards_.empty() || !shards_.front()->connection) return ConnectionState::closed;
+  return shards_.front()->connection->state();
+}
+
+std::size_t ClusterRouter::pending() const noexcept {
+  std::size_t total = 0;
+  for (const auto& shard : shards_) {
+    if (shard->connection) total += shard->connection->pending();
+  }
+  return total;
+}
+
+const ConnectionStats& ClusterRouter::stats() const noexcept {
+  stats_ = {};
+  for (const auto& shard : shards_) {
+    if (!shard->connection) continue;
+    const ConnectionStats& one = shard->connection->stats();
+    stats_.commands += one.commands;
+    stats_.writes += one.writes;
+    stats_.reads += one.reads;
+    stats_.connects += one.connects;
+    stats_.disconnects += one.disconnects;
+    stats_.late_replies += one.late_replies;
+  }
+  return stats_;
+}
+
+}  // namespace redlock::net

@@ -1,0 +1,117 @@
+#pragma once
+// A Connection to a Redis Cluster (an Endpoint with cluster_seeds): one net::Connection per
+// shard master, each command sent to the master of its key's slot. The rules of slots and
+// redirections are data (net/cluster_slot.hpp, net/cluster_map.hpp); this is the shell
+// that carries them out. Created by Connection::create for a cluster endpoint; users see
+// only the Connection interface, whose contract it keeps (net/connection.hpp).
+//
+// The slot map is asked of the seeds in the URL's order, the next one at once when one
+// cannot be reached.
+//
+// Routing: a command's key is its second word (SET, GET, PTTL, TYPE, ...), an EVALSHA's its
+// first key. Commands without a key (HELLO, INFO, PING, ROLE, SUBSCRIBE, UNSUBSCRIBE, CLUSTER,
+// ASKING) and scripts without keys go to the home connection: the first seed, which also
+// carries the subscriptions of a subscriber (ConnectionOptions::on_message, on_ready).
+// Scripts PUBLISH, which a cluster delivers to the subscribers of every node.
+//
+// Commands for a key wait for the first slot map (or its failure) before they are sent,
+// each within its own deadline, so that two commands for one key (an acquire and its
+// release) reach its owner in the order they were made. A MOVED
+// reply updates the slot's owner at once and starts a fresh CLUSTER SHARDS (CLUSTER SLOTS
+// where SHARDS is unknown), then the command is sent once more to the new owner, within
+// its own deadline; an ASK sends ASKING and the command once to the named server, without
+// changing the map. A second redirection for one command is its answer: redis_error,
+// "<shard>: MOVED <slot> <host>:<port> (a second redirection; the slot map is being
+// refreshed)". The map is also asked again whenever a shard's connection fails (it may be
+// failing over) or comes back after a loss. A command re-sent
+// after a redirection is sent as EVAL (never EVALSHA): ASKING must directly precede it.
+//
+// Error details name the shard (its host:port) as a Connection's do.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "net/cluster_map.hpp"
+#include "net/connection.hpp"
+
+namespace redlock::net {
+
+class ClusterRouter final : public Connection {
+ public:
+  ClusterRouter(uv_loop_s* loop, ConnectionOptions options);
+
+  void start();
+  void shutdown();
+
+  void submit_command(std::span<const std::string_view> argv, std::chrono::milliseconds timeout,
+                      ReplyCallback&& callback, SharedCommand* shared);
+  void submit_eval(const scripts::Script& script, std::span<const std::string_view> keys,
+                   std::span<const std::string_view> args, std::chrono::milliseconds timeout,
+                   ReplyCallback&& callback, SharedCommand* shared);
+
+  const Endpoint& endpoint() const noexcept { return options_.endpoint; }
+  /// The shards' masters once the slot map is known ("shards 127.0.0.1:7000,
+  /// 127.0.0.1:7001, 127.0.0.1:7002"); the cluster's URL (password masked) before.
+  const std::string& where() const noexcept { return where_; }
+  /// The home connection's state.
+  ConnectionState state() const noexcept;
+  std::size_t pending() const noexcept;
+  /// Summed over the shards' connections.
+  const ConnectionStats& stats() const noexcept;
+
+ private:
+  struct Shard {
+    std::string host;
+    std::uint16_t port = 0;
+    std::string address;  // host:port as error details name it
+    bool ready_before = false;
+    ConnectionPtr connection;  // last: closed first
+  };
+  struct Request;
+  struct RouterTimer;
+
+  Shard& shard(const std::string& host, std::uint16_t port);
+  Shard& home() { return *shards_.front(); }
+  Shard& route(std::string_view key, bool keyed);
+  // Sends the request's argv to `target` with what is left of its deadline (after ASKING
+  // when `asking`), or answers it errc::timeout with `late` when nothing is left.
+  void resend(const std::shared_ptr<Request>& request, Shard& target, bool asking,
+              const std::string& late);
+  RouterTimer* make_timer();
+  // refresh_map() on the next timers' turn, for hooks that may not send commands.
+  void refresh_soon();
+  void wait_for_map(std::shared_ptr<Request> request);
+  void expire_waiting();
+  void flush_waiting();
+  void on_reply(const std::shared_ptr<Request>& request, const std::string& address,
+                const ReplyView& view);
+  void follow(const std::shared_ptr<Request>& request, const Redirect& redirect,
+              const std::string& answered_by);
+  void refresh_map();
+  void ask_for_map(std::size_t seed, bool shards_command);
+  void read_map(const ReplyView& view, std::size_t seed, bool shards_command);
+  ConnectionOptions shard_options(const std::string& host, std::uint16_t port, bool home);
+  void answer_closed(ReplyCallback callback);
+
+  uv_loop_s* loop_;
+  ConnectionOptions options_;
+  std::string where_;
+  SlotMap map_;
+  bool map_known_ = false;
+  bool first_map_pending_ = true;
+  std::vector<std::shared_ptr<Request>> waiting_;  // keyed commands made before the map
+  RouterTimer* timer_ = nullptr;                   // their deadlines; closed in shutdown
+  RouterTimer* refresh_timer_ = nullptr;           // refresh_soon(); closed in shutdown
+  bool refreshing_ = false;
+  std::string map_source_;  // the seed asked for the slot map last
+  bool closed_ = false;
+  mutable ConnectionStats stats_;
+  std::vector<std::unique_ptr<Shard>> shards_;  // [0]: home, the first seed
+};
+
+}  // namespace redlock::net

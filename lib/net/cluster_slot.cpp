@@ -1,0 +1,62 @@
+#include "net/cluster_slot.hpp"
+
+#include <array>
+
+namespace redlock::net {
+
+namespace {
+
+constexpr std::array<std::uint16_t, 256> make_crc16_table() {
+  std::array<std::uint16_t, 256> table{};
+  for (unsigned byte = 0; byte < 256; ++byte) {
+    auto crc = static_cast<std::uint16_t>(byte << 8);
+    for (int bit = 0; bit < 8; ++bit) {
+      crc = static_cast<std::uint16_t>((crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1);
+    }
+    table[byte] = crc;
+  }
+  return table;
+}
+
+constexpr auto crc16_table = make_crc16_table();
+
+// The tag of `key`, or nullopt when the whole key is hashed.
+std::optional<std::string_view> hash_tag(std::string_view key) noexcept {
+  const auto open = key.find('{');
+  if (open == std::string_view::npos) return std::nullopt;
+  const auto close = key.find('}', open + 1);
+  if (close == std::string_view::npos || close == open + 1) return std::nullopt;
+  return key.substr(open + 1, close - open - 1);
+}
+
+}  // namespace
+
+std::uint16_t crc16(std::string_view bytes) noexcept {
+  std::uint16_t crc = 0;
+  for (const char c : bytes) {
+    const auto index = static_cast<std::uint8_t>((crc >> 8) ^ static_cast<std::uint8_t>(c));
+    crc = static_cast<std::uint16_t>((crc << 8) ^ crc16_table[index]);
+  }
+  return crc;
+}
+
+std::string_view hashed_part(std::string_view key) noexcept {
+  return hash_tag(key).value_or(key);
+}
+
+std::uint16_t key_slot(std::string_view key) noexcept {
+  return static_cast<std::uint16_t>(crc16(hashed_part(key)) % cluster_slot_count);
+}
+
+std::optional<std::string> slot_companion(std::string_view key, std::string_view suffix) {
+  // "{}" is no tag: an empty key has no companion in its slot.
+  if (key.empty()) return std::nullopt;
+  if (hash_tag(key)) return std::string(key).append(suffix);
+  // Wrapped in braces, the key is its own tag only if no '}' of its own ends it early.
+  if (key.find('}') != std::string_view::npos) return std::nullopt;
+  std::string name;
+  name.reserve(key.size() + suffix.size() + 2);
+  return name.append("{").append(key).append("}").append(suffix);
+}
+
+}  // namespace redlock::net

@@ -1,0 +1,168 @@
+// The cluster member's connection (net/cluster_router.hpp) against scripted cluster
+// nodes, for what a real cluster does only in a narrow window: a command redirected a
+// second time, a slot map that does not come within a command's deadline, and the bytes
+// an ASK redirection sends.
+
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "net/connection.hpp"
+#include "scripts/lock_scripts.hpp"
+#include "support/connection_harness.hpp"
+#include "support/fake_resp_server.hpp"
+
+namespace redlock::net {
+namespace {
+
+using test::FakeRespServer;
+using test::Outcome;
+using test::TestLoop;
+using namespace std::chrono_literals;
+
+// A scripted cluster node: each command (argv) it receives is recorded and answered with
+// the RESP bytes `answer` gives.
+class FakeNode {
+ public:
+  using Answer = std::function<std::string(const std::vector<std::string>& argv)>;
+
+  FakeNode(uv_loop_t* loop, Answer answer)
+      : answer_(std::move(answer)),
+        server_(loop, [this](FakeRespServer::Peer& peer, std::string_view bytes) {
+          receive(peer, bytes);
+        }) {}
+  ~FakeNode() {
+    for (auto& [peer, reader] : readers_) redisReaderFree(reader);
+  }
+
+  std::uint16_t port() const { return server_.port(); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port()); }
+  const std::vector<std::vector<std::string>>& received() const { return received_; }
+
+ private:
+  void receive(FakeRespServer::Peer& peer, std::string_view bytes) {
+    redisReader*& reader = readers_[&peer];
+    if (reader == nullptr) reader = redisReaderCreate();
+    redisReaderFeed(reader, bytes.data(), bytes.size());
+    void* object = nullptr;
+    while (redisReaderGetReply(reader, &object) == REDIS_OK && object != nullptr) {
+      const auto* command = static_cast<redisReply*>(object);
+      std::vector<std::string> argv;
+      for (std::size_t i = 0; i < command->elements; ++i) {
+        argv.emplace_back(command->element[i]->str, command->element[i]->len);
+      }
+      freeReplyObject(object);
+      object = nullptr;
+      received_.push_back(argv);
+      peer.send(answer_(argv));
+    }
+  }
+
+  Answer answer_;
+  std::map<FakeRespServer::Peer*, redisReader*> readers_;
+  std::vector<std::vector<std::string>> received_;
+  FakeRespServer server_;  // last: its handler uses the members above
+};
+
+// A node that knows no slot map (CLUSTER fails, so commands go to the first seed) and
+// answers GET with `get`.
+FakeNode::Answer without_map(std::function<std::string()> get) {
+  return [get = std::move(get)](const std::vector<std::string>& argv) -> std::string {
+    if (argv.at(0) == "CLUSTER") return "-ERR This instance has cluster support disabled\r\n";
+    if (argv.at(0) == "ASKING") return "+OK\r\n";
+    return get();
+  };
+}
+
+TEST(ClusterRouter, ASecondRedirectionIsTheCommandsAnswer) {
+  TestLoop loop;
+  std::uint16_t second_port = 0;
+  FakeNode first(loop.get(), without_map([&] {
+                   return "-MOVED 7 127.0.0.1:" + std::to_string(second_port) + "\r\n";
+                 }));
+  FakeNode second(loop.get(), without_map([&] {
+                    return "-MOVED 7 127.0.0.1:" + std::to_string(first.port()) + "\r\n";
+                  }));
+  second_port = second.port();
+  auto cluster = test::open(loop.get(), "redis-cluster://" + first.address());
+  Outcome outcome;
+  test::send(*cluster, {"GET", "k"}, 2s, test::record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.calls, 1);
+  EXPECT_EQ(outcome.error, make_error_code(errc::redis_error));
+  EXPECT_EQ(outcome.detail, second.address() + ": MOVED 7 " + first.address() +
+                                " (a second redirection; the slot map is being refreshed)");
+  cluster.reset();
+}
+
+TEST(ClusterRouter, AskingDirectlyPrecedesTheRedirectedScriptSentAsEval) {
+  TestLoop loop;
+  std::uint16_t importing_port = 0;
+  FakeNode owner(loop.get(), without_map([&] {
+                   return "-ASK 7 127.0.0.1:" + std::to_string(importing_port) + "\r\n";
+                 }));
+  FakeNode importing(loop.get(), without_map([] { return std::string(":1\r\n"); }));
+  importing_port = importing.port();
+  auto cluster = test::open(loop.get(), "redis-cluster://" + owner.address());
+  Outcome outcome;
+  const std::vector<std::string_view> keys{"k"};
+  const std::vector<std::string_view> args{"v", "1000"};
+  cluster->eval(scripts::extend(), keys, args, 2s, test::record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_TRUE(outcome.ok()) << outcome.detail;
+  EXPECT_EQ(outcome.integer, 1);
+  // The importing server gets ASKING, then the script itself, never EVALSHA: its cache
+  // may not have it, and nothing may come between ASKING and the command.
+  ASSERT_FALSE(owner.received().empty());
+  EXPECT_EQ(owner.received().back().at(3), "k");
+  ASSERT_EQ(importing.received().size(), 2u);
+  EXPECT_EQ(importing.received()[0], std::vector<std::string>{"ASKING"});
+  EXPECT_EQ(importing.received()[1].at(0), "EVAL");
+  EXPECT_EQ(importing.received()[1].at(2), "1");
+  EXPECT_EQ(importing.received()[1].at(3), "k");
+  cluster.reset();
+}
+
+TEST(ClusterRouter, CommandsWaitingForTheSlotMapKeepTheirDeadlines) {
+  TestLoop loop;
+  FakeNode silent(loop.get(), [](const std::vector<std::string>&) { return std::string(); });
+  // The map's request waits up to connect_timeout: far beyond the command's deadline.
+  auto cluster = test::open(loop.get(), "redis-cluster://" + silent.address(),
+                            [](ConnectionOptions& options) { options.connect_timeout = 5s; });
+  Outcome outcome;
+  const auto start = test::Clock::now();
+  test::send(*cluster, {"GET", "k"}, 150ms, test::record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.calls, 1);
+  EXPECT_EQ(outcome.error, make_error_code(errc::timeout));
+  EXPECT_EQ(outcome.detail, "redis-cluster://" + silent.address() +
+                                ": no slot map from the cluster within the command's deadline "
+                                "(asked of " +
+                                silent.address() + ")");
+  EXPECT_GE(test::elapsed_ms(start, outcome.at), 140);
+  // The map's request itself is still unanswered: the command was not held for it.
+  EXPECT_LT(test::elapsed_ms(start, outcome.at), 2500);
+  cluster.reset();
+}
+
+TEST(ClusterRouter, CommandsWaitingForTheSlotMapAreCancelledByClose) {
+  TestLoop loop;
+  FakeNode silent(loop.get(), [](const std::vector<std::string>&) { return std::string(); });
+  auto cluster = test::open(loop.get(), "redis-cluster://" + silent.address());
+  Outcome outcome;
+  test::send(*cluster, {"GET", "k"}, 5s, test::record(outcome));
+  loop.run_for(20ms);
+  EXPECT_FALSE(outcome.done());
+  cluster.reset();
+  EXPECT_EQ(outcome.calls, 1);
+  EXPECT_EQ(outcome.error, make_error_code(errc::cancelled));
+}
+
+}  // namespace
+}  // namespace redlock::net

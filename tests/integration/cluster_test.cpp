@@ -1,0 +1,310 @@
+// Redis Clusters as Redlock members, against five real clusters of three shards (15
+// redis-server processes, shared by the suite): every kind of lock, keys routed to their
+// slot's owner with the fencing counter beside them, a slot moved while a lock is held,
+// waiters woken by the release, and what cannot be done on a cluster refused up front.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <redlock/redlock.hpp>
+
+#include "support/redis_server.hpp"
+#include "support/sharded_cluster.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    clusters_ = new std::vector<std::unique_ptr<test::ShardedCluster>>;
+    for (int i = 0; i < 5; ++i) clusters_->push_back(std::make_unique<test::ShardedCluster>());
+  }
+  static void TearDownTestSuite() {
+    delete clusters_;
+    clusters_ = nullptr;
+  }
+
+  static test::ShardedCluster& cluster(std::size_t i) { return *clusters_->at(i); }
+
+  static Options options(std::size_t members = 5) {
+    Options options;
+    for (std::size_t i = 0; i < members; ++i) options.nodes.push_back(cluster(i).url());
+    return options;
+  }
+
+  // `key` on its owner in cluster `i` once it reads `expected`, or after a second: a call
+  // returns at the quorum's decision, the other members' replies land a little later.
+  static std::string settled(std::size_t i, const std::string& key, const std::string& expected) {
+    std::string value;
+    for (int tries = 0; tries < 1000; ++tries) {
+      value = cluster(i).owner_of(key).command({"GET", key}).str;
+      if (value == expected) break;
+      std::this_thread::sleep_for(1ms);
+    }
+    return value;
+  }
+
+  // A master of cluster `i` other than `owner`.
+  static test::RedisServer& another_master(std::size_t i, test::RedisServer& owner) {
+    return &owner == &cluster(i).server(0) ? cluster(i).server(1) : cluster(i).server(0);
+  }
+
+  static std::vector<std::unique_ptr<test::ShardedCluster>>* clusters_;
+};
+
+std::vector<std::unique_ptr<test::ShardedCluster>>* ClusterTest::clusters_ = nullptr;
+
+TEST_F(ClusterTest, FiveClustersGrantAFencedLockOnEachKeysOwner) {
+  auto client = Client::create(options());
+  // Keys whose slots lie on different shards of a cluster (slots 0-5460, 5461-10922, ...).
+  for (const std::string key : {"cluster:a", "cluster:b", "cluster:c", "cluster:d"}) {
+    auto lock = client->lock(key, {.ttl = 10s, .fencing = true});
+    ASSERT_TRUE(lock) << lock.error().message();
+    ASSERT_EQ(lock->nodes().size(), 5u);
+    for (std::size_t i = 0; i < 5; ++i) {
+      EXPECT_EQ(lock->nodes()[i].node, cluster(i).url());
+      EXPECT_EQ(settled(i, key, lock->value()), lock->value()) << key << " on cluster " << i;
+      // The fencing counter sits beside the key, in its slot, on the same server.
+      EXPECT_FALSE(cluster(i).owner_of(key).command({"GET", "{" + key + "}:fence"}).is_nil())
+          << key << " on cluster " << i;
+    }
+    ASSERT_TRUE(lock->fencing_token());
+    ASSERT_TRUE(lock->extend(20s)) << key;
+    EXPECT_GT(cluster(0).owner_of(key).command({"PTTL", key}).integer, 15000);
+    ASSERT_TRUE(lock->unlock());
+    for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(settled(i, key, ""), "");
+  }
+}
+
+TEST_F(ClusterTest, TokensIncreaseAcrossHoldersOnAClusterAsOnStandaloneMasters) {
+  auto client = Client::create(options());
+  std::uint64_t last = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto lock = client->lock("cluster:tokens", {.ttl = 10s, .fencing = true});
+    ASSERT_TRUE(lock) << lock.error().message();
+    ASSERT_TRUE(lock->fencing_token());
+    EXPECT_GT(*lock->fencing_token(), last);
+    last = *lock->fencing_token();
+    ASSERT_TRUE(lock->unlock());
+  }
+}
+
+TEST_F(ClusterTest, EveryKindOfLockWorksOnClusters) {
+  auto client = Client::create(options());
+  auto writer = client->write_lock("cluster:rw", {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(writer) << writer.error().message();
+  EXPECT_FALSE(client->read_lock("cluster:rw", {.ttl = 10s}));
+  ASSERT_TRUE(writer->unlock());
+  auto reader = client->read_lock("cluster:rw", {.ttl = 10s});
+  ASSERT_TRUE(reader) << reader.error().message();
+  ASSERT_TRUE(reader->unlock());
+
+  SemaphoreOptions two;
+  two.permits = 2;
+  two.lock.ttl = 10s;
+  auto first = client->acquire_permit("cluster:sem", two);
+  auto second = client->acquire_permit("cluster:sem", two);
+  ASSERT_TRUE(first) << first.error().message();
+  ASSERT_TRUE(second) << second.error().message();
+  EXPECT_FALSE(client->acquire_permit("cluster:sem", two));
+  ASSERT_TRUE(first->unlock());
+  ASSERT_TRUE(second->unlock());
+
+  const std::vector<std::string> keys = {"{cluster:set}:1", "{cluster:set}:2"};
+  auto set = client->lock_all(keys, {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(set) << set.error().message();
+  EXPECT_TRUE(set->fencing_token(keys[1]));
+  EXPECT_FALSE(client->try_lock(keys[0], 10s));
+  ASSERT_TRUE(set->unlock());
+}
+
+TEST_F(ClusterTest, ALockFollowsItsSlotToAnotherShard) {
+  auto client = Client::create(options());
+  const std::string key = "cluster:moving";
+  auto lock = client->lock(key, {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+  // The slot moves on three members, a quorum: extend and release must reach it there.
+  std::vector<test::RedisServer*> new_owners;
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(settled(i, key, lock->value()), lock->value());
+    test::RedisServer& owner = cluster(i).owner_of(key);
+    test::RedisServer& target = another_master(i, owner);
+    const auto slot =
+        static_cast<std::uint16_t>(owner.command({"CLUSTER", "KEYSLOT", key}).integer);
+    cluster(i).move_slot(slot, target);
+    new_owners.push_back(&target);
+  }
+  ASSERT_TRUE(lock->extend(30s)) << "extend after the move";
+  for (std::size_t i = 0; i < 3; ++i) {
+    // The call returned at the quorum's decision; a redirected member may answer later.
+    long long left = 0;
+    for (int tries = 0; tries < 1000 && left <= 25000; ++tries) {
+      left = new_owners[i]->command({"PTTL", key}).integer;
+      if (left <= 25000) std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_GT(left, 25000) << "cluster " << i;
+  }
+  // A new holder is refused by the moved slots too, then gets the key after the release.
+  EXPECT_FALSE(client->try_lock(key, 10s));
+  ASSERT_TRUE(lock->unlock());
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(settled(i, key, ""), "") << "cluster " << i;
+  auto next = client->lock(key, {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(next) << next.error().message();
+  EXPECT_GT(*next->fencing_token(), *lock->fencing_token());
+  ASSERT_TRUE(next->unlock());
+}
+
+TEST_F(ClusterTest, AKeyOfAMigratingSlotIsAskedOfTheImportingServer) {
+  auto client = Client::create(options());
+  const std::string key = "{cluster:ask}new";
+  std::vector<test::RedisServer*> importing;
+  std::vector<std::uint16_t> slots;
+  for (std::size_t i = 0; i < 3; ++i) {
+    test::RedisServer& owner = cluster(i).owner_of(key);
+    test::RedisServer& target = another_master(i, owner);
+    slots.push_back(static_cast<std::uint16_t>(owner.command({"CLUSTER", "KEYSLOT", key}).integer));
+    // The owner keeps the slot but sends the keys it does not have to `target` (ASK).
+    cluster(i).begin_migration(slots.back(), target);
+    importing.push_back(&target);
+  }
+  // The lock and its fencing counter are two keys, which a slot being imported takes only
+  // once both moved: TRYAGAIN, an error of those members for now.
+  auto fenced = client->lock(key, {.ttl = 10s, .fencing = true});
+  ASSERT_FALSE(fenced);
+  EXPECT_THAT(fenced.error().message(), HasSubstr("TRYAGAIN"));
+  // A lock alone is one key (SET NX once the client knows the servers take it: the lock
+  // above taught it that).
+  auto lock = client->lock(key, {.ttl = 10s});
+  ASSERT_TRUE(lock) << lock.error().message();
+  for (std::size_t i = 0; i < 3; ++i) {
+    // The grant is on the importing server (which answers for the slot only after
+    // ASKING), not on the owner.
+    std::string there;
+    for (int tries = 0; tries < 1000 && there != lock->value(); ++tries) {
+      importing[i]->command({"ASKING"});
+      there = importing[i]->command({"GET", key}).str;
+      if (there != lock->value()) std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_EQ(there, lock->value()) << "cluster " << i;
+    cluster(i).move_slot(slots[i], *importing[i]);
+    EXPECT_EQ(settled(i, key, lock->value()), lock->value()) << "cluster " << i;
+  }
+  ASSERT_TRUE(lock->unlock());
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(settled(i, key, ""), "") << "cluster " << i;
+}
+
+TEST_F(ClusterTest, AWaiterWakesOnTheReleaseWithoutPolling) {
+  Options slow = options();
+  // Without the release's announcement the waiter would try again only seconds later.
+  slow.retry_delay = 10000ms;
+  slow.retry_jitter = 0ms;
+  // Two clients: within one, a release hands the key to a local waiter directly.
+  auto holder = Client::create(slow);
+  auto client = Client::create(slow);
+  auto held = holder->lock("cluster:wake", {.ttl = 20s});
+  ASSERT_TRUE(held) << held.error().message();
+  auto waiter = std::async(std::launch::async,
+                           [&] { return client->lock("cluster:wake", {.ttl = 10s, .wait = 30s}); });
+  std::this_thread::sleep_for(300ms);  // the waiter's first attempt is refused
+  const auto released = Clock::now();
+  ASSERT_TRUE(held->unlock());
+  auto got = waiter.get();
+  ASSERT_TRUE(got) << got.error().message();
+  EXPECT_LT(Clock::now() - released, 3s);
+  ASSERT_TRUE(got->unlock());
+}
+
+TEST_F(ClusterTest, ClustersMixWithStandaloneMasters) {
+  test::RedisServer first;
+  test::RedisServer second;
+  Options mixed;
+  mixed.nodes = {first.url(), cluster(0).url(), second.url()};
+  auto client = Client::create(mixed);
+  auto lock = client->lock("cluster:mixed", {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(settled(0, "cluster:mixed", lock->value()), lock->value());
+  // The standalone masters keep the counter's name they always had.
+  EXPECT_FALSE(first.command({"GET", "cluster:mixed:fence"}).is_nil());
+  ASSERT_TRUE(lock->unlock());
+}
+
+TEST_F(ClusterTest, KeysThatCannotShareTheirSlotAreRefusedNamingTheMember) {
+  auto client = Client::create(options(3));
+  auto brace = client->lock("a}b", {.ttl = 10s, .fencing = true});
+  ASSERT_FALSE(brace);
+  EXPECT_EQ(brace.error().code(), errc::invalid_argument);
+  EXPECT_THAT(brace.error().message(),
+              HasSubstr("key \"a}b\" cannot be placed on cluster member " + cluster(0).url()));
+  // A hash tag makes it possible.
+  auto tagged = client->lock("{a}}b", {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(tagged) << tagged.error().message();
+  ASSERT_TRUE(tagged->unlock());
+
+  const std::vector<std::string> spread = {"cluster:x", "cluster:y"};
+  auto set = client->lock_all(spread, {.ttl = 10s});
+  ASSERT_FALSE(set);
+  EXPECT_EQ(set.error().code(), errc::invalid_argument);
+  EXPECT_THAT(set.error().message(),
+              HasSubstr("keys \"cluster:x\" and \"cluster:y\" are in different slots of cluster "
+                        "member " +
+                        cluster(0).url()));
+}
+
+TEST_F(ClusterTest, ASeedThatIsDownIsPassedOverForTheNext) {
+  test::RedisServer gone;
+  const std::uint16_t dead = gone.port();
+  gone.kill9();
+  std::string url = cluster(0).url();
+  url.insert(std::string("redis-cluster://").size(), "127.0.0.1:" + std::to_string(dead) + ",");
+  Options one;
+  one.nodes = {url};
+  auto client = Client::create(one);
+  auto lock = client->lock("cluster:seed", {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(settled(0, "cluster:seed", lock->value()), lock->value());
+  ASSERT_TRUE(lock->unlock());
+}
+
+TEST(ClusterMembers, AClusterNoSeedAnswersIsReportedWithTheSeed) {
+  test::RedisServer gone;
+  const std::string address = "127.0.0.1:" + std::to_string(gone.port());
+  gone.kill9();
+  Options options;
+  options.nodes = {"redis-cluster://" + address};
+  auto client = Client::create(options);
+  auto lock = client->try_lock("cluster:nobody", 10s);
+  ASSERT_FALSE(lock);
+  ASSERT_EQ(lock.error().nodes().size(), 1u);
+  EXPECT_EQ(lock.error().nodes()[0].node, "redis-cluster://" + address);
+  EXPECT_THAT(lock.error().nodes()[0].detail, HasSubstr(address));
+}
+
+TEST(ClusterMembers, TheSameSeedsListedTwiceAreADuplicate) {
+  Options twice;
+  twice.nodes = {"redis-cluster://127.0.0.1:7001,127.0.0.1:7000",
+                 "redis-cluster://:pw@127.0.0.1:7000,127.0.0.1:7001"};
+  try {
+    Client::create(twice);
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_THAT(error.what(), HasSubstr("nodes: duplicate node "
+                                        "cluster:127.0.0.1:7000,127.0.0.1:7001 "
+                                        "(entries 1 and 2)"));
+  }
+}
+
+}  // namespace
+}  // namespace redlock

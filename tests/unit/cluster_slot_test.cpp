@@ -1,0 +1,70 @@
+// Redis Cluster's key slots (net/cluster_slot.hpp) against the cluster specification's
+// vectors, and the names the library keeps beside a key on a cluster member.
+
+#include "net/cluster_slot.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace redlock::net {
+namespace {
+
+TEST(ClusterSlotTest, Crc16IsXmodemAsTheSpecificationGivesIt) {
+  EXPECT_EQ(crc16("123456789"), 0x31C3);
+  EXPECT_EQ(crc16(""), 0);
+  // A byte above 0x7f must index the table as unsigned.
+  EXPECT_EQ(crc16("\xff"), 0x1EF0);
+}
+
+TEST(ClusterSlotTest, SlotsMatchWhatRedisAnswersToClusterKeyslot) {
+  // Values from CLUSTER KEYSLOT of redis-server 7.0.
+  EXPECT_EQ(key_slot("foo"), 12182);
+  EXPECT_EQ(key_slot("bar"), 5061);
+  EXPECT_EQ(key_slot("123456789"), 0x31C3 % 16384);
+}
+
+TEST(ClusterSlotTest, HashTagsFollowTheSpecification) {
+  EXPECT_EQ(hashed_part("{user1000}.following"), "user1000");
+  EXPECT_EQ(key_slot("{user1000}.following"), key_slot("{user1000}.followers"));
+  EXPECT_EQ(key_slot("{user1000}.following"), key_slot("user1000"));
+  // An empty tag is no tag: the whole key is hashed.
+  EXPECT_EQ(hashed_part("foo{}{bar}"), "foo{}{bar}");
+  // The tag ends at the first '}' after the first '{'.
+  EXPECT_EQ(hashed_part("foo{{bar}}zap"), "{bar");
+  EXPECT_EQ(hashed_part("foo{bar}{zap}"), "bar");
+  // No closing brace: the whole key.
+  EXPECT_EQ(hashed_part("foo{bar"), "foo{bar");
+  EXPECT_EQ(hashed_part("foo}bar{"), "foo}bar{");
+  EXPECT_EQ(hashed_part("a}{b}"), "b");
+}
+
+TEST(ClusterSlotTest, CompanionOfAnUntaggedKeyTagsTheWholeKey) {
+  EXPECT_EQ(slot_companion("orders:42", ":fence"), "{orders:42}:fence");
+  EXPECT_EQ(key_slot(*slot_companion("orders:42", ":fence")), key_slot("orders:42"));
+  // A '{' without a tag after it is bytes like any other inside the new tag.
+  EXPECT_EQ(slot_companion("a{b", ":fence"), "{a{b}:fence");
+  EXPECT_EQ(key_slot(*slot_companion("a{b", ":fence")), key_slot("a{b"));
+}
+
+TEST(ClusterSlotTest, CompanionOfATaggedKeyKeepsItsTagFirst) {
+  EXPECT_EQ(slot_companion("{user1000}.following", ":fence"), "{user1000}.following:fence");
+  EXPECT_EQ(slot_companion("foo{{bar}}zap", ":fence"), "foo{{bar}}zap:fence");
+  for (const std::string key : {"{u}x", "foo{{bar}}zap", "a}{b}", "x{y}z}"}) {
+    const auto companion = slot_companion(key, ":fence");
+    ASSERT_TRUE(companion.has_value()) << key;
+    EXPECT_EQ(key_slot(*companion), key_slot(key)) << key;
+  }
+}
+
+TEST(ClusterSlotTest, KeysWhoseBracesForbidATagHaveNoCompanion) {
+  // Their own bytes cannot be a tag (a '}' would end it early), and no other tag hashes
+  // to their slot by construction.
+  EXPECT_FALSE(slot_companion("a}b", ":fence"));
+  EXPECT_FALSE(slot_companion("x{}", ":fence"));
+  EXPECT_FALSE(slot_companion("foo{}{bar}", ":fence"));
+  EXPECT_FALSE(slot_companion("", ":fence"));
+}
+
+}  // namespace
+}  // namespace redlock::net
