@@ -44,7 +44,7 @@ TEST_F(MemberFailoverTest, APromotedReplicaThatMissedTheLockDoesNotCountUntilThe
   auto holder = Client::create(opts);
   auto contender = Client::create(opts);
   meet(*contender);
-  for (auto& member : members) member->link.set_mode(chaos::ProxyMode::partition);
+  for (auto& member : members) member->link->set_mode(chaos::ProxyMode::partition);
   auto lock = holder->try_lock("failover:held", 3s);
   ASSERT_TRUE(lock) << lock.error().message();
   const auto valid_until = Clock::now() + lock->validity();

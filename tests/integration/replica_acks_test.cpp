@@ -62,10 +62,10 @@ class ReplicaAcksTest : public ::testing::Test {
 // links are slowed down (60 ms), so that a lock handed out without waiting for them
 // would not be there yet.
 TEST_F(ReplicaAcksTest, AGrantTheReplicasAcknowledgedCountsAndIsOnThem) {
-  for (std::size_t i = 0; i < 3; ++i) member(i).link.set_latency(chaos::Direction::down, 60ms);
+  for (std::size_t i = 0; i < 3; ++i) member(i).link->set_latency(chaos::Direction::down, 60ms);
   auto client = Client::create(acked_by(1, 2s));
   auto lock = client->try_lock("acks:granted", 5s);
-  for (std::size_t i = 0; i < 3; ++i) member(i).link.set_latency(chaos::Direction::down, 0ms);
+  for (std::size_t i = 0; i < 3; ++i) member(i).link->set_latency(chaos::Direction::down, 0ms);
   ASSERT_TRUE(lock) << lock.error().message();
   int on_replicas = 0;
   for (std::size_t i = 0; i < 3; ++i) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -54,18 +55,28 @@ inline RedisServerOptions quick_master() {
 // address clients use, `address`, which points at the master until failover().
 struct ReplicatedMember {
   RedisServer master{quick_master()};
-  chaos::FaultProxy link{"127.0.0.1", master.port()};
+  std::unique_ptr<chaos::FaultProxy> link =
+      std::make_unique<chaos::FaultProxy>("127.0.0.1", master.port());
   // A quick master too: it may be promoted and get the old master as its replica.
-  RedisServer replica{{.extra_args = {"--replicaof", "127.0.0.1", std::to_string(link.port()),
+  RedisServer replica{{.extra_args = {"--replicaof", "127.0.0.1", std::to_string(link->port()),
                                       "--repl-diskless-sync-delay", "0"}}};
-  chaos::FaultProxy address{"127.0.0.1", master.port()};
+  std::unique_ptr<chaos::FaultProxy> address =
+      std::make_unique<chaos::FaultProxy>("127.0.0.1", master.port());
 
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(address.port()); }
+  // The proxies' loop threads are joined before either server is stopped: a server's
+  // teardown reuses descriptor numbers a loop thread still running may have used, which
+  // ThreadSanitizer reports as a race.
+  ~ReplicatedMember() {
+    address.reset();
+    link.reset();
+  }
+
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(address->port()); }
 
   // REPLICAOF NO ONE on the replica, then the member's address moved to it.
   void failover() {
     ASSERT_TRUE(replica.command({"REPLICAOF", "NO", "ONE"}).is_status("OK"));
-    address.retarget("127.0.0.1", replica.port());
+    address->retarget("127.0.0.1", replica.port());
   }
 };
 
