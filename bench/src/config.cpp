@@ -130,6 +130,10 @@ Config parse_command_line(int argc, char** argv) {
                  "only when R replicas acknowledged it (0 = off)")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
+  app.add_option("--observed-restarts", config.observed_restarts,
+                 "Options::member_guard.observed_restarts: guard a member seen to restart or "
+                 "fail over (false: the restart rule off, what it costs)")
+      ->capture_default_str();
   app.add_option("--pause", config.pause,
                  "SIGSTOP the first K nodes after the warm-up, SIGCONT them at the end")
       ->check(CLI::NonNegativeNumber)

@@ -47,6 +47,8 @@ struct Config {
   bool observer = false;
   /// Options::member_guard.replicas_to_ack: WAIT R behind every grant (0: none).
   int replicas_to_ack = 0;
+  /// Options::member_guard.observed_restarts (the restart rule; on by default).
+  bool observed_restarts = true;
   std::string label;
   int run = 0;
 };

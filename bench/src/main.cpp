@@ -117,6 +117,7 @@ int run(const Config& config) {
   options.node_timeout = config.node_timeout;
   if (config.observer) options.observer = std::make_shared<CountingObserver>();
   options.member_guard.replicas_to_ack = config.replicas_to_ack;
+  options.member_guard.observed_restarts = config.observed_restarts;
   auto client = redlock::Client::create(options);
   // Options::node_timeout's documented default, reported so a run states its deadline.
   const auto effective_node_timeout = config.node_timeout.count() > 0
