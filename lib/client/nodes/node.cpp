@@ -97,7 +97,7 @@ class RedisNode final : public Node {
                bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,
                NodeCallback done) override {
     // Fencing needs the counter's INCR in the same atomic step as the SET: the script.
-    ReplicaAcks acks(*this, std::move(done), timeout);
+    ReplicaAcks acks(*this, done, timeout);
     if (!fencing && set_nx_get_ == SetNxGet::accepted && connection_) {
       return acquire_with_set(key, value, ttl, holder_ttl, timeout, acks.callback());
     }
@@ -157,7 +157,7 @@ class RedisNode final : public Node {
     const std::string ttl_ms = std::to_string(ttl.count());
     const std::array<std::string_view, 1> keys{key};
     const std::array<std::string_view, 2> args{value, ttl_ms};
-    ReplicaAcks acks(*this, std::move(done), timeout);
+    ReplicaAcks acks(*this, done, timeout);
     submit(scripts::extend(), keys, args, timeout, owner_checked("extend", acks.callback()));
   }
 
@@ -167,7 +167,7 @@ class RedisNode final : public Node {
     const std::string token_text = decimal(token);
     const std::array<std::string_view, 2> keys{key, fence_key};
     const std::array<std::string_view, 2> args{value, token_text};
-    ReplicaAcks acks(*this, std::move(done), timeout);
+    ReplicaAcks acks(*this, done, timeout);
     submit(scripts::fence(), keys, args, timeout, owner_checked("fence", acks.callback()));
   }
 
@@ -202,7 +202,7 @@ class RedisNode final : public Node {
                          std::span<const std::string_view> args, std::chrono::milliseconds timeout,
                          FamilyInterpreter interpret, NodeCallback done) override {
     if (!connection_) return answer_closed(std::move(done));
-    ReplicaAcks acks(*this, std::move(done), timeout);  // its WAIT goes right behind
+    ReplicaAcks acks(*this, done, timeout);  // its WAIT goes right behind
     const std::uint32_t slot = open_call(acks.callback(), 1);
     calls_[slot].interpret = interpret;
     connection_->eval(script, keys, args, timeout, [this, slot](const net::ReplyView& view) {
@@ -235,14 +235,14 @@ class RedisNode final : public Node {
   // behind it.
   class ReplicaAcks {
    public:
-    ReplicaAcks(RedisNode& node, NodeCallback done, std::chrono::milliseconds timeout)
-        : node_(node), timeout_(timeout) {
+    // `done` is the caller's and outlives this helper; without a WAIT it is handed on
+    // untouched, so the common case costs no move of a std::function of its own.
+    ReplicaAcks(RedisNode& node, NodeCallback& done, std::chrono::milliseconds timeout)
+        : node_(node), timeout_(timeout), done_(done) {
       if (node.replicas_to_ack_ > 0 && node.connection_) {
         state_ = std::make_shared<State>();
         state_->done = std::move(done);
         state_->required = node.replicas_to_ack_;
-      } else {
-        done_ = std::move(done);
       }
     }
     ~ReplicaAcks() {
@@ -313,7 +313,7 @@ class RedisNode final : public Node {
 
     RedisNode& node_;
     std::chrono::milliseconds timeout_;
-    NodeCallback done_;
+    NodeCallback& done_;
     std::shared_ptr<State> state_;
   };
 
