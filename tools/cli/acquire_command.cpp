@@ -54,6 +54,9 @@ int acquire(const GlobalOptions& globals, const AcquireArguments& args) {
     report_failure("acquire \"" + args.key + "\"", acquired.error(), client->quorum());
     return exit_code_for(acquired.error());
   }
+  // The round was decided by the first majority; the members still answering get the
+  // value too before we exit, so that the lock outlives the loss of one of those.
+  drain(*client, args.key);
   const auto text = describe_lock(args.key, *acquired, args.json);
   if (std::fputs(text.c_str(), stdout) == EOF || std::fflush(stdout) != 0) {
     // Nobody learnt the value, so nobody could release the lock: give it back now
