@@ -61,19 +61,21 @@ SetAnswer classify_set_reply(const net::ReplyView& view) {
 }
 
 NodeReply set_reply(SetAnswer answer, const net::ReplyView& view, std::string_view where) {
+  // One named result on every path: built in the caller's slot (NRVO), not moved there.
   NodeReply reply;
   switch (answer) {
     case SetAnswer::granted:
       reply.status = NodeStatus::granted;
-      return reply;
+      break;
     case SetAnswer::held:
       reply.status = NodeStatus::held;
       reply.holder.assign(text_of(view.reply));
-      return reply;
+      break;
     default:
-      if (view.error) return failed_call(view);
-      return unexpected_reply_to("SET NX GET", view.reply, where);
+      reply = view.error ? failed_call(view) : unexpected_reply_to("SET NX GET", view.reply, where);
+      break;
   }
+  return reply;
 }
 
 std::chrono::milliseconds remaining_ttl_of(const net::ReplyView& pttl) {

@@ -102,9 +102,8 @@ class RedisNode final : public Node {
       return acquire_with_set(key, value, ttl, holder_ttl, timeout, acks.callback());
     }
     const std::string fence_key = this->fence_key(key);
-    const std::string ttl_ms = std::to_string(ttl.count());
     const std::array<std::string_view, 2> keys{key, fence_key};
-    const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
+    const std::array<std::string_view, 3> args{value, ttl_text(ttl), fencing ? "1" : "0"};
     submit(scripts::acquire(), keys, args, timeout,
            [done = acks.callback(), where = &where_](const net::ReplyView& view) {
              if (view.error) return done(failed_call(view));
@@ -154,9 +153,8 @@ class RedisNode final : public Node {
 
   void extend(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
               std::chrono::milliseconds timeout, NodeCallback done) override {
-    const std::string ttl_ms = std::to_string(ttl.count());
     const std::array<std::string_view, 1> keys{key};
-    const std::array<std::string_view, 2> args{value, ttl_ms};
+    const std::array<std::string_view, 2> args{value, ttl_text(ttl)};
     ReplicaAcks acks(*this, done, timeout);
     submit(scripts::extend(), keys, args, timeout, owner_checked("extend", acks.callback()));
   }
@@ -339,12 +337,7 @@ class RedisNode final : public Node {
   void acquire_with_set(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
                         HolderTtl holder_ttl, std::chrono::milliseconds timeout,
                         NodeCallback done) {
-    char ttl_text[24];
-    const auto ttl_end = std::to_chars(ttl_text, ttl_text + sizeof ttl_text, ttl.count()).ptr;
-    const std::array<std::string_view, 7> set{
-        "SET", key,  value,
-        "NX",  "PX", std::string_view(ttl_text, static_cast<std::size_t>(ttl_end - ttl_text)),
-        "GET"};
+    const std::array<std::string_view, 7> set{"SET", key, value, "NX", "PX", ttl_text(ttl), "GET"};
     const bool with_ttl = holder_ttl == HolderTtl::with_attempt;
     const std::uint32_t slot = open_call(std::move(done), with_ttl ? 2 : 1);
     Call& call = calls_[slot];
@@ -505,11 +498,14 @@ class RedisNode final : public Node {
     });
   }
 
+  // One named result on every path, so that it is built in the caller's slot (NRVO) rather
+  // than moved there: a reply is built for each node twice a cycle.
   static NodeReply owner_checked_reply(const char* operation, const net::ReplyView& view,
                                        std::string_view where) {
-    if (view.error) return failed_call(view);
     NodeReply reply;
-    if (is_integer(view.reply, 1)) {
+    if (view.error) {
+      reply = failed_call(view);
+    } else if (is_integer(view.reply, 1)) {
       reply.status = NodeStatus::granted;
     } else if (is_integer(view.reply, 0)) {
       reply.status = NodeStatus::not_held;
@@ -644,6 +640,17 @@ class RedisNode final : public Node {
   static constexpr std::chrono::milliseconds release_retry_interval{200};
   static constexpr int max_release_tries = 10;
 
+  // The decimal text of the TTL last sent, formatted again only when the TTL changes: a
+  // client's locks mostly share one TTL.
+  std::string_view ttl_text(std::chrono::milliseconds ttl) {
+    if (ttl != formatted_ttl_) {
+      const auto end = std::to_chars(ttl_text_, ttl_text_ + sizeof ttl_text_, ttl.count()).ptr;
+      ttl_text_length_ = static_cast<std::size_t>(end - ttl_text_);
+      formatted_ttl_ = ttl;
+    }
+    return {ttl_text_, ttl_text_length_};
+  }
+
   std::string name_;
   // Reply callbacks point at it rather than copy it: they read it only for a reply, and
   // replies come only while the connection is open, so while this node lives.
@@ -654,6 +661,9 @@ class RedisNode final : public Node {
   uv_loop_s* loop_;
   std::chrono::milliseconds probe_timeout_;
   SetNxGet set_nx_get_ = SetNxGet::unknown;
+  std::optional<std::chrono::milliseconds> formatted_ttl_;
+  char ttl_text_[24] = {};
+  std::size_t ttl_text_length_ = 0;
   int replicas_to_ack_ = 0;
   bool cluster_;
   std::optional<MemberWatch> watch_;  // before connection_, whose callbacks point into it
