@@ -395,6 +395,20 @@ TEST_F(CliTest, WithOneNodeDownAHeldKeyIsAConflictAndAWaitingRunGetsIt) {
   EXPECT_EQ(holder.result().exit_code, 0) << describe(holder.result());
 }
 
+// K = 2 permits on five nodes need four of them (docs/family.md): with two down the
+// semaphore is out of reach, and the headline names the semaphore's quorum, not the
+// client's majority that three nodes would make.
+TEST_F(CliTest, AnUnreachableSemaphoreNamesItsOwnQuorum) {
+  cluster()[3].kill9();
+  cluster()[4].kill9();
+  auto result = cli({"run", "--permits", "2", "--nonblock", "pool", "--", "true"});
+  EXPECT_EQ(result.exit_code, 3) << describe(result);
+  EXPECT_THAT(result.err, HasSubstr("quorum unreachable (3 of 5 nodes agreed, 4 needed)"))
+      << result.err;
+  auto exclusive = cli({"run", "--nonblock", "pool-free", "--", "true"});
+  EXPECT_EQ(exclusive.exit_code, 0) << describe(exclusive);
+}
+
 TEST_F(CliTest, VerboseLogsTheNodesCauseAndVeryVerboseEachAttempt) {
   const auto down = cluster()[0].url();
   cluster()[0].kill9();

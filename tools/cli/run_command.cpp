@@ -75,6 +75,15 @@ StartAcquire acquisition_of(Client& client, const RunArguments& args) {
   };
 }
 
+// The number of nodes this run's kind needs, as its failures report it: a semaphore's
+// K permits need more than a majority (Client::semaphore_quorum).
+int quorum_of(const Client& client, const RunArguments& args) {
+  if (args.permits > 0) {
+    if (auto quorum = client.semaphore_quorum(args.permits)) return *quorum;
+  }
+  return client.quorum();
+}
+
 bool sigpipe_at_default() {
   struct sigaction current {};
   return ::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL;
@@ -117,7 +126,7 @@ int run(const GlobalOptions& globals, const RunArguments& args) {
   if (!acquired) {
     drain(*client, args.key);
     if (!(args.quiet && acquired.error() == errc::conflict)) {
-      report_failure("run \"" + args.key + "\"", acquired.error(), client->quorum());
+      report_failure("run \"" + args.key + "\"", acquired.error(), quorum_of(*client, args));
     }
     return exit_code_for(acquired.error(), args.conflict_exit_code);
   }
@@ -153,14 +162,15 @@ int run(const GlobalOptions& globals, const RunArguments& args) {
     return e.code().value() == ENOENT ? exit_code::not_found : exit_code::cannot_execute;
   }
 
-  const auto outcome = supervise(*child, lock, signals, *lost, lost_signal, client->quorum());
+  const auto outcome =
+      supervise(*child, lock, signals, *lost, lost_signal, quorum_of(*client, args));
   auto released = lock.unlock();
   drain(*client, args.key);
   if (outcome.lost) return exit_code::lost;
   if (!released) {
     // The command ran under the lock; a release that did not reach a quorum only
     // leaves the lock to expire by its TTL, so the command's code still stands.
-    report_failure("release \"" + args.key + "\"", released.error(), client->quorum());
+    report_failure("release \"" + args.key + "\"", released.error(), quorum_of(*client, args));
   }
   return exit_code_of_wait_status(outcome.wait_status);
 }
