@@ -72,9 +72,10 @@ def main(path):
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         during = "%.0f" % r["during"] if r["during"] == r["during"] else "-"
+        after = "%.0f" % r["after"] if r["after"] == r["after"] else "- (fault outlasted the window)"
         back = "%.0f ms" % r["back_ms"] if r["back_ms"] is not None else "not in the window"
-        print("| %s | %d | %.0f | %s | %.0f | %.0f | %.0f ms (exit %d) | %.0f ms | %s | %d | %d |" % (
-            r["label"], r["run"], r["before"], during, r["after"], r["lowest"], r["fault_ms"],
+        print("| %s | %d | %.0f | %s | %s | %.0f | %.0f ms (exit %d) | %.0f ms | %s | %d | %d |" % (
+            r["label"], r["run"], r["before"], during, after, r["lowest"], r["fault_ms"],
             r["exit"], r["followed_ms"], back, r["member_errors"], r["failures"]))
     print()
     for r in rows:
