@@ -2,8 +2,9 @@
 # bench_smoke: redlock-bench runs for about a second per workload (each driver, and each
 # mode of the lock family) against five fresh local nodes and prints one
 # redlock-bench/v1 line with completed cycles; so does redlock-fanout-limit, whose line
-# must carry the fields bench/compare joins on. Not a timing test: any cycles/s above
-# zero passes.
+# must carry the fields bench/compare joins on. A run with --series and --fault-command
+# has its windows and the fault's times, and a cluster member counts as one member. Not
+# a timing test: any cycles/s above zero passes.
 #
 #   smoke_test.sh path/to/redlock-bench path/to/compose/local-cluster [path/to/redlock-fanout-limit]
 set -euo pipefail
@@ -11,7 +12,11 @@ bench=$1
 cluster=$2
 limit=${3:-}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench-smoke.XXXXXX")
-cleanup() { "$cluster" stop --dir "$dir" --purge -q >/dev/null 2>&1 || true; rm -rf "$dir"; }
+cleanup() {
+  "$cluster" stop --dir "$dir/cluster" --purge -q >/dev/null 2>&1 || true
+  "$cluster" stop --dir "$dir" --purge -q >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
 trap cleanup EXIT
 
 nodes=$("$cluster" start -n 5 --dir "$dir" -q)
@@ -43,6 +48,39 @@ assert run["release_ms"]["n"] == run["cycles"], run["release_ms"]
 print("ok:", run["lib"], run["mode"], run["cycles"], "cycles")
 PY
 done
+
+# --series and --fault-command: per-window counts of every member and the fault's times.
+line=$("$bench" --nodes "$nodes" --workers 4 --duration 1 --warmup 0.2 --series 100 \
+  --fault-at 0.3 --fault-command "touch $dir/fault-ran")
+python3 - "$line" "$dir/fault-ran" <<'PY'
+import json, os, sys
+run = json.loads(sys.argv[1])
+series, fault = run["series"], run["fault"]
+assert series["window_ms"] == 100, series["window_ms"]
+assert 9 <= len(series["acquired"]) <= 10, len(series["acquired"])
+assert sum(series["acquired"]) > 0 and len(series["failed"]) == len(series["acquired"]), series
+assert len(series["members"]) == 5, series["members"]
+for member in series["members"]:
+    assert member["node"].startswith("redis://"), member["node"]
+    assert len(member["granted"]) == len(series["acquired"]) and sum(member["granted"]) > 0, member
+assert os.path.exists(sys.argv[2]), "the fault command did not run"
+assert fault["exit_status"] == 0 and 290 <= fault["at_ms"] <= fault["done_ms"] < 1000, fault
+print("ok: series of", len(series["acquired"]), "windows, fault at", round(fault["at_ms"]), "ms")
+PY
+
+# A cluster member: --nodes keeps the seed list of its URL together, and the servers'
+# counters are null (a member is several servers).
+"$cluster" start --cluster -n 1 --dir "$dir/cluster" -q >/dev/null
+line=$("$bench" --nodes "$(cat "$dir/cluster/nodes"),$nodes" --workers 4 --duration 0.5 --warmup 0.2)
+"$cluster" stop --purge --dir "$dir/cluster" -q
+python3 - "$line" <<'PY'
+import json, sys
+run = json.loads(sys.argv[1])
+assert (run["nodes"], run["quorum"]) == (6, 4), (run["nodes"], run["quorum"])
+assert run["cycles"] > 0, ("no cycle completed", run["error_kinds"])
+assert run["redis_cpu_us_per_cycle"] is None and run["redis_commands_per_cycle"] is None, run
+print("ok: a cluster member beside five servers,", run["cycles"], "cycles")
+PY
 
 [[ -n $limit ]] || exit 0
 line=$("$limit" --nodes "$nodes" --workers 4 --duration 0.5 --warmup 0.1 --label smoke --run 2)

@@ -29,6 +29,29 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+// The member URLs of --nodes. A Sentinel group's sentinels and a cluster's seeds are
+// separated by commas too: a piece without a scheme continues such a URL (until a
+// Sentinel URL's master name has begun), as the redlock CLI reads --nodes.
+std::vector<std::string> split_members(const std::string& text) {
+  std::vector<std::string> members;
+  for (auto& piece : split_list(text)) {
+    const bool bare = piece.find("://") == std::string::npos;
+    if (bare && !members.empty()) {
+      const std::string& last = members.back();
+      const auto scheme = last.substr(0, last.find("://"));
+      const bool cluster = scheme == "redis-cluster" || scheme == "rediss-cluster";
+      const bool sentinel = (scheme == "redis-sentinel" || scheme == "rediss-sentinel") &&
+                            last.find('/', scheme.size() + 3) == std::string::npos;
+      if (cluster || sentinel) {
+        members.back() += "," + piece;
+        continue;
+      }
+    }
+    members.push_back(as_url(piece));
+  }
+  return members;
+}
+
 }  // namespace
 
 const char* to_string(Mode mode) {
@@ -148,6 +171,21 @@ Config parse_command_line(int argc, char** argv) {
   app.add_option("--pids", pids,
                  "Comma-separated pids of the nodes in node order (default: each node's INFO "
                  "server process_id)");
+  long long series_ms = 0;
+  app.add_option("--series", series_ms,
+                 "Record acquisitions, failures and each member's answers per window of MS "
+                 "(a \"series\" object in the JSON line; sets an observer, so not with "
+                 "--observer)")
+      ->check(CLI::NonNegativeNumber);
+  double fault_at_s = 0;
+  auto* fault_command =
+      app.add_option("--fault-command", config.fault_command,
+                     "Shell command run --fault-at seconds after the window opened (e.g. "
+                     "redis-cli -p 26379 sentinel failover name); a \"fault\" object in the "
+                     "JSON line says when it started and ended");
+  app.add_option("--fault-at", fault_at_s, "Seconds into the window for --fault-command")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(fault_command);
   redlock_bench::add_run_options(app, config.label, config.run);
   // Accepted so the peers' harness can pass its full command line; they do not apply to a
   // client with per-node deadlines of its own.
@@ -165,7 +203,7 @@ Config parse_command_line(int argc, char** argv) {
     std::exit(app.exit(error));
   }
 
-  for (auto& node : split_list(nodes)) config.nodes.push_back(as_url(node));
+  config.nodes = split_members(nodes);
   if (config.nodes.empty()) {
     std::fprintf(stderr, "redlock-bench: --nodes: no node given\n");
     std::exit(2);
@@ -187,6 +225,12 @@ Config parse_command_line(int argc, char** argv) {
   config.wait = std::chrono::milliseconds(wait_ms);
   config.node_timeout = std::chrono::milliseconds(node_timeout_ms);
   config.stall = std::chrono::milliseconds(stall_ms);
+  config.series = std::chrono::milliseconds(series_ms);
+  config.fault_at = std::chrono::milliseconds(static_cast<long long>(fault_at_s * 1000));
+  if (config.series.count() > 0 && config.observer) {
+    std::fprintf(stderr, "redlock-bench: --series sets its own observer; drop --observer\n");
+    std::exit(2);
+  }
   if (config.pause > static_cast<int>(config.nodes.size())) {
     std::fprintf(stderr, "redlock-bench: --pause %d: only %zu nodes\n", config.pause,
                  config.nodes.size());

@@ -20,7 +20,8 @@ enum class Mode { distinct, hot, shared, permits, keys };
 enum class DriverKind { threads, async };
 
 struct Config {
-  std::vector<std::string> nodes;  ///< redis:// URLs
+  std::vector<std::string>
+      nodes;  ///< member URLs (redis://, redis-sentinel://, redis-cluster://, ...)
   Mode mode = Mode::distinct;
   /// --mode permits: K, the semaphore's permits.
   int permits = 2;
@@ -49,6 +50,12 @@ struct Config {
   int replicas_to_ack = 0;
   /// Options::member_guard.observed_restarts (the restart rule; on by default).
   bool observed_restarts = true;
+  /// --series: record acquisitions, failures and each member's answers per window of
+  /// this length (0 = off); sets Options::observer.
+  std::chrono::milliseconds series{0};
+  /// --fault-command, run by the shell --fault-at after the window opened.
+  std::string fault_command;
+  std::chrono::milliseconds fault_at{0};
   std::string label;
   int run = 0;
 };

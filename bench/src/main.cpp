@@ -1,10 +1,12 @@
 // redlock-bench: acquire+release cycles against N Redis masters through the library's
 // public API; one redlock-bench/v1 JSON line per run on stdout, diagnostics on stderr.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -17,6 +19,7 @@
 #include "process_usage.hpp"
 #include "redis_admin.hpp"
 #include "report.hpp"
+#include "series.hpp"
 #include "window.hpp"
 
 namespace redlock_bench {
@@ -24,6 +27,13 @@ namespace redlock_bench {
 namespace {
 
 using std::chrono::milliseconds;
+
+// A URL naming one server (redis://, rediss://, unix://), not a Sentinel group or a
+// cluster.
+bool is_server(const std::string& url) {
+  return url.rfind("redis://", 0) == 0 || url.rfind("rediss://", 0) == 0 ||
+         url.rfind("unix://", 0) == 0;
+}
 
 std::string run_id() {
   std::random_device random;
@@ -105,10 +115,19 @@ std::vector<std::vector<std::string>> keys_of(const Config& config, const std::s
 int run(const Config& config) {
   const auto keys = keys_of(config, run_id());
 
+  // The server counters need one server per member: a Sentinel group or a cluster spreads
+  // a member over several (bench/cluster reads theirs itself), so then none are read.
   std::vector<std::unique_ptr<RedisAdmin>> admins;
-  for (const auto& node : config.nodes) admins.push_back(std::make_unique<RedisAdmin>(node));
+  const bool one_server_each = std::all_of(config.nodes.begin(), config.nodes.end(), is_server);
+  if (one_server_each) {
+    for (const auto& node : config.nodes) admins.push_back(std::make_unique<RedisAdmin>(node));
+  }
   std::vector<pid_t> pids = config.pids;
   if (config.pause > 0 && pids.empty()) {
+    if (!one_server_each) {
+      std::fprintf(stderr, "redlock-bench: --pause on Sentinel or cluster members needs --pids\n");
+      return 2;
+    }
     for (auto& admin : admins) pids.push_back(admin->pid());
   }
 
@@ -116,6 +135,13 @@ int run(const Config& config) {
   options.nodes = config.nodes;
   options.node_timeout = config.node_timeout;
   if (config.observer) options.observer = std::make_shared<CountingObserver>();
+  std::shared_ptr<SeriesObserver> series;
+  if (config.series.count() > 0) {
+    series = std::make_shared<SeriesObserver>(config.series, config.nodes);
+    options.observer = series;
+  }
+  std::optional<FaultRunner> fault;
+  if (!config.fault_command.empty()) fault.emplace(config.fault_command, config.fault_at);
   options.member_guard.replicas_to_ack = config.replicas_to_ack;
   options.member_guard.observed_restarts = config.observed_restarts;
   auto client = redlock::Client::create(options);
@@ -142,6 +168,8 @@ int run(const Config& config) {
   const double rss_start = resident_mb();
   const auto usage_start = process_usage();
   const auto wall_start = Clock::now();
+  if (series) series->start(wall_start);
+  if (fault) fault->start(wall_start);
   window.open();
   if (window.fixed_ops()) {
     window.wait_for_ops(std::chrono::minutes(10));
@@ -178,8 +206,15 @@ int run(const Config& config) {
   facts.usage = minus(usage_end, usage_start);
   facts.rss_start_mb = rss_start;
   facts.rss_end_mb = rss_end;
-  if (redis_start && redis_end) facts.redis = minus(*redis_end, *redis_start);
-  std::cout << report_line(std::move(facts)) << std::endl;
+  if (one_server_each && redis_start && redis_end) facts.redis = minus(*redis_end, *redis_start);
+  if (series || fault) {
+    auto line = nlohmann::ordered_json::parse(report_line(std::move(facts)));
+    if (series) line["series"] = series->report(wall_end);
+    if (fault) line["fault"] = fault->finish();
+    std::cout << line.dump() << std::endl;
+  } else {
+    std::cout << report_line(std::move(facts)) << std::endl;
+  }
 
   if (!stopped) {
     // A worker is stuck inside the library: tearing the client down under it would only
