@@ -42,7 +42,11 @@ struct MemberGuardOptions {
   /// Guard a member whose restart or failover this client observes: its run_id or its
   /// replication id (master_replid) changed across a reconnect. Guarded from the
   /// reconnect for `longest_ttl`. Until a new connection's INFO is answered, the
-  /// member's grants do not count either.
+  /// member's grants do not count either. A Redis Cluster member is watched on each
+  /// master that owns slots (connected to as soon as the slot map names it) and is
+  /// guarded while any of them is; a master that appears after the client met the
+  /// cluster (a replica promoted by a failover, a node given slots) is guarded from its
+  /// appearance for `longest_ttl`, whatever its uptime.
   bool observed_restarts = true;
   /// Also guard a member that has been up for less than `longest_ttl` when this client
   /// first meets it, until its start + `longest_ttl`. Off by default: a client cannot

@@ -89,6 +89,7 @@ ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uin
   options.endpoint.port = port;
   options.endpoint.db = 0;
   options.endpoint.display = describe_address(host, port);
+  options.on_shard = nullptr;
   if (!is_home) {
     options.on_message = nullptr;
     options.on_ready = nullptr;
@@ -100,6 +101,7 @@ ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uin
       if (shard->address != address) continue;
       if (shard->ready_before) refresh_map();
       shard->ready_before = true;
+      tell(*shard, ShardEvent::ready);
     }
     if (observed) observed();
   };
@@ -126,17 +128,27 @@ ClusterRouter::Shard& ClusterRouter::shard(const std::string& host, std::uint16_
   created->connection.reset(
       Connection::create(loop_, shard_options(host, port, /*is_home=*/shards_.empty())));
   shards_.push_back(std::move(created));
+  // Told before any command is sent on it: who the server is may be asked first.
+  tell(*shards_.back(), first_map_read_ ? ShardEvent::appeared : ShardEvent::met);
   return *shards_.back();
+}
+
+ClusterRouter::Shard& ClusterRouter::master_shard(const ShardMaster& master) {
+  const bool tls = options_.endpoint.scheme == Scheme::rediss && master.tls_port != 0;
+  // A master whose endpoint the cluster does not know is the server the map came from.
+  return shard(master.host.empty() ? home().host : master.host,
+               tls ? master.tls_port : master.port);
+}
+
+void ClusterRouter::tell(Shard& shard, ShardEvent event) {
+  if (options_.on_shard && !closed_) options_.on_shard(*shard.connection, shard.address, event);
 }
 
 ClusterRouter::Shard& ClusterRouter::route(std::string_view key, bool keyed) {
   if (!keyed || !map_known_) return home();
   const ShardMaster* owner = map_.owner(key_slot(key));
   if (owner == nullptr) return home();
-  const bool tls = options_.endpoint.scheme == Scheme::rediss && owner->tls_port != 0;
-  // A master whose endpoint the cluster does not know is the server the map came from.
-  return shard(owner->host.empty() ? home().host : owner->host,
-               tls ? owner->tls_port : owner->port);
+  return master_shard(*owner);
 }
 
 void ClusterRouter::submit_command(std::span<const std::string_view> argv,
@@ -340,7 +352,29 @@ void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shard
     shards += (shards.empty() ? "" : ", ") + describe_address(master.host, master.port);
   }
   where_ = "shards " + shards;
+  meet_masters();
   flush_waiting();
+}
+
+void ClusterRouter::meet_masters() {
+  // Every master that owns slots is connected to at once, not when a key first needs it: its start
+  // is learnt while this client meets the cluster, so a master that restarts or is replaced later
+  // is seen (ShardEvent). A server that was known but not a master in the last map is asked again:
+  // its connection may have stayed open while it was a replica.
+  std::vector<Shard*> masters;
+  // Slot-less masters hold no keys: a cluster just formed lists its replicas-to-be so.
+  for (const auto& master : map_.owners()) {
+    const std::size_t known = shards_.size();
+    Shard& shard = master_shard(master);
+    masters.push_back(&shard);
+    const bool made = shards_.size() != known;
+    if (!made && first_map_read_ &&
+        std::find(masters_.begin(), masters_.end(), &shard) == masters_.end()) {
+      tell(shard, ShardEvent::ready);
+    }
+  }
+  masters_ = std::move(masters);
+  first_map_read_ = true;
 }
 
 void ClusterRouter::answer_closed(ReplyCallback callback) {

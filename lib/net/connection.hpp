@@ -32,6 +32,22 @@ struct Script;
 namespace redlock::net {
 
 struct SharedCommand;
+class Connection;
+
+/// What a cluster's router tells of one of its shard masters' connections
+/// (ConnectionOptions::on_shard).
+enum class ShardEvent {
+  /// Made while the router first meets the cluster: for a seed, or for a master of the
+  /// first slot map.
+  met,
+  /// Made for a master that appeared later (a replica promoted by a failover, a node that
+  /// was given slots): a server this client never met while it held keys of the member.
+  appeared,
+  /// The connection became ready (each time, the first included), or its server became a
+  /// master again in a later slot map (its connection may have stayed open across a
+  /// demotion and a promotion): who it is must be asked again.
+  ready,
+};
 
 struct ConnectionOptions {
   Endpoint endpoint;
@@ -68,6 +84,11 @@ struct ConnectionOptions {
   /// master than the one it was last ready on (a failover followed); `master` names it as
   /// where() does.
   std::function<void(std::string_view master)> on_master_changed;
+  /// Cluster endpoints only (net/cluster_router.hpp): told of each shard master's
+  /// connection, with its host:port, when the router makes it (before any command is sent
+  /// on it) and each time it becomes ready (ShardEvent). May submit commands on `shard`, which
+  /// lives until the router closes.
+  std::function<void(Connection& shard, const std::string& address, ShardEvent event)> on_shard;
 };
 
 enum class ConnectionState { connecting, ready, backoff, closed };

@@ -1,0 +1,113 @@
+// A cluster member's shard masters losing keys, on real clusters: a master restarted
+// without persistence while a lock on one of its keys is held, and a replica promoted by
+// CLUSTER FAILOVER. The member guard (Options::member_guard) watches every shard master,
+// not only the seed that carries the member's keyless commands.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include <redlock/redlock.hpp>
+
+#include "support/redis_server.hpp"
+#include "support/sharded_cluster.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+Options member(test::ShardedCluster& cluster, std::chrono::milliseconds longest_ttl) {
+  Options options;
+  options.nodes = {cluster.url()};
+  options.retry_delay = 50ms;
+  options.member_guard.longest_ttl = longest_ttl;
+  return options;
+}
+
+// A key whose slot a master other than the first seed owns: the seed carries the member's
+// keyless commands (its INFO was the only one watched before), so a guard seen for this
+// key comes from its own shard.
+std::string key_off_the_seed(test::ShardedCluster& cluster, const std::string& prefix) {
+  for (int i = 0;; ++i) {
+    std::string key = prefix + std::to_string(i);
+    if (&cluster.owner_of(key) != &cluster.server(0)) return key;
+  }
+}
+
+// Another key of `key`'s slot.
+std::string beside(const std::string& key, const std::string& what) {
+  return "{" + key + "}:" + what;
+}
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "no \"" << part << "\" in: " << text;
+}
+
+// The contender met the shard before its master restarted empty: while the holder's lock
+// may still be live, the contender must not get the key on that shard's grant; once the
+// longest ttl has passed since the shard came back, it does.
+TEST(ClusterShardFaults, AShardMasterRestartedEmptyIsGuardedNotOnlyTheSeed) {
+  test::ShardedCluster cluster;
+  const std::string key = key_off_the_seed(cluster, "shard-restart:");
+  test::RedisServer& owner = cluster.owner_of(key);
+  auto holder = Client::create(member(cluster, 3s));
+  auto contender = Client::create(member(cluster, 3s));
+  {
+    auto met = contender->try_lock(beside(key, "meet"), 1s);
+    ASSERT_TRUE(met) << met.error().message();
+    ASSERT_TRUE(met->unlock());
+  }
+  auto lock = holder->try_lock(key, 3s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  const auto valid_until = Clock::now() + lock->validity();
+
+  owner.restart();
+  cluster.wait_consistent();
+  ASSERT_TRUE(owner.command({"GET", key}).is_nil()) << "the restart kept the key";
+
+  auto during = contender->lock(key, {.ttl = 3s, .wait = 500ms});
+  ASSERT_FALSE(during) << "two holders: the restarted shard's grant counted";
+  EXPECT_LT(Clock::now(), valid_until);
+  expect_contains(during.error().message(), "guarded for another");
+  expect_contains(during.error().message(), "shard 127.0.0.1:" + std::to_string(owner.port()));
+  expect_contains(during.error().message(), "run_id changed");
+
+  auto after = contender->lock(key, {.ttl = 3s, .wait = 5s});
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_GE(Clock::now(), valid_until) << "handed out while the first holder was valid";
+}
+
+// A replica promoted after the client met the cluster is a server it never met while
+// holding the member's keys: whatever its age, its grants do not count until the longest
+// ttl has passed since it appeared (a failover to a replica the writes had not reached
+// would otherwise hand out a held key).
+TEST(ClusterShardFaults, APromotedReplicaIsGuardedAsALateMaster) {
+  test::ShardedCluster cluster({.shards = 3, .replicas_per_shard = 1});
+  const std::string key = key_off_the_seed(cluster, "shard-promoted:");
+  test::RedisServer& replica = cluster.replica_of(cluster.owner_of(key));
+  auto client = Client::create(member(cluster, 2s));
+  {
+    auto met = client->try_lock(beside(key, "meet"), 1s);
+    ASSERT_TRUE(met) << met.error().message();
+    ASSERT_TRUE(met->unlock());
+  }
+  cluster.fail_over_to(replica);
+  const auto promoted = Clock::now();
+
+  auto during = client->lock(key, {.ttl = 2s, .wait = 300ms});
+  ASSERT_FALSE(during) << "the promoted replica's grant counted at once";
+  expect_contains(during.error().message(), "guarded for another");
+  expect_contains(during.error().message(), "shard 127.0.0.1:" + std::to_string(replica.port()));
+  expect_contains(during.error().message(), "became a master after");
+
+  auto after = client->lock(key, {.ttl = 2s, .wait = 5s});
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_GE(Clock::now(), promoted + 2s);
+  EXPECT_TRUE(after->unlock());
+}
+
+}  // namespace
+}  // namespace redlock
