@@ -1,12 +1,18 @@
 // A cluster member's shard masters losing keys, on real clusters: a master restarted
 // without persistence while a lock on one of its keys is held, and a replica promoted by
 // CLUSTER FAILOVER. The member guard (Options::member_guard) watches every shard master,
-// not only the seed that carries the member's keyless commands.
+// not only the seed that carries the member's keyless commands; and a failover is
+// followed (MOVED, a fresh slot map) so that extend and release still reach the key.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <iostream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <redlock/redlock.hpp>
 
@@ -78,6 +84,75 @@ TEST(ClusterShardFaults, AShardMasterRestartedEmptyIsGuardedNotOnlyTheSeed) {
   auto after = contender->lock(key, {.ttl = 3s, .wait = 5s});
   ASSERT_TRUE(after) << after.error().message();
   EXPECT_GE(Clock::now(), valid_until) << "handed out while the first holder was valid";
+}
+
+// A shard's replica takes over its slots (CLUSTER FAILOVER) while a lock on one of its keys
+// is held. The client follows: its extend reaches the old master, which answers MOVED, and
+// is carried by the new one; release removes the key there; a new lock on another key of
+// the shard is granted. The guard is off here: with it, the promoted replica's grants do
+// not count for the longest ttl (the next test), and this one times the follow alone.
+TEST(ClusterShardFaults, AShardFailoverIsFollowedByExtendReleaseAndNewLocks) {
+  test::ShardedCluster cluster({.shards = 3, .replicas_per_shard = 1});
+  const std::string key = key_off_the_seed(cluster, "shard-failover:");
+  test::RedisServer& old_master = cluster.owner_of(key);
+  test::RedisServer& replica = cluster.replica_of(old_master);
+  auto options = member(cluster, 0ms);
+  options.member_guard.observed_restarts = false;
+  auto client = Client::create(options);
+  auto lock = client->lock(key, {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+
+  // Locks on another key of the shard, one after another, while the shard fails over:
+  // the longest time between two of them granted is how long the client took to follow.
+  std::atomic<bool> stop{false};
+  std::vector<Clock::time_point> granted;
+  std::thread prober([&] {
+    while (!stop) {
+      auto probe = client->try_lock(beside(key, "probe"), 2s);
+      if (probe) {
+        granted.push_back(Clock::now());
+        (void)probe->unlock();
+      }
+    }
+  });
+  const auto asked = Clock::now();
+  cluster.fail_over_to(replica);
+  const auto promoted = Clock::now();
+  std::this_thread::sleep_for(200ms);
+  stop = true;
+  prober.join();
+  Clock::duration longest_gap{0};
+  for (std::size_t i = 1; i < granted.size(); ++i) {
+    longest_gap = std::max(longest_gap, granted[i] - granted[i - 1]);
+  }
+  ASSERT_FALSE(granted.empty());
+  EXPECT_GT(granted.back(), promoted) << "no lock on the shard granted after the failover";
+  ASSERT_EQ(&cluster.owner_of(key), &replica);
+  ASSERT_EQ(replica.command({"GET", key}).str, lock->value()) << "the replica lacked the key";
+
+  const auto extend_sent = Clock::now();
+  auto extended = lock->extend(20s);
+  const auto followed = Clock::now();
+  ASSERT_TRUE(extended) << extended.error().message();
+  EXPECT_GT(replica.command({"PTTL", key}).integer, 12'000) << "the extend missed the new master";
+  auto ms = [](Clock::duration span) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
+  };
+  std::cout << "[ timing ] replica known everywhere, CLUSTER FAILOVER, every server agrees: "
+            << ms(promoted - asked)
+            << " ms; longest gap between two locks granted on the shard meanwhile: "
+            << ms(longest_gap) << " ms (" << granted.size()
+            << " granted); the held lock's first extend after it: " << ms(followed - extend_sent)
+            << " ms\n";
+
+  ASSERT_TRUE(lock->unlock());
+  EXPECT_TRUE(replica.command({"GET", key}).is_nil()) << "the release missed the new master";
+
+  auto next = client->lock(beside(key, "next"), {.ttl = 5s, .fencing = true});
+  ASSERT_TRUE(next) << next.error().message();
+  EXPECT_TRUE(next->fencing_token().has_value());
+  EXPECT_EQ(replica.command({"GET", beside(key, "next")}).str, next->value());
+  EXPECT_TRUE(next->unlock());
 }
 
 // A replica promoted after the client met the cluster is a server it never met while
