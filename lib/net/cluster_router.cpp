@@ -90,6 +90,8 @@ ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uin
   options.endpoint.db = 0;
   options.endpoint.display = describe_address(host, port);
   options.on_shard = nullptr;
+  options.on_redirected = nullptr;
+  options.on_slot_map = nullptr;
   if (!is_home) {
     options.on_message = nullptr;
     options.on_ready = nullptr;
@@ -203,6 +205,10 @@ void ClusterRouter::on_reply(const std::shared_ptr<Request>& request, const std:
   std::optional<Redirect> redirect;
   if (!closed_ && view.error == errc::redis_error) redirect = parse_redirect(view.detail);
   if (!redirect) return request->done(view);
+  if (!request->redirected && options_.on_redirected) {
+    options_.on_redirected(redirect->kind == Redirect::Kind::moved,
+                           address + ": " + std::string(view.detail));
+  }
   if (request->redirected) {
     const std::string detail = address + ": " + std::string(view.detail) +
                                " (a second redirection; the slot map is being refreshed)";
@@ -352,6 +358,7 @@ void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shard
     shards += (shards.empty() ? "" : ", ") + describe_address(master.host, master.port);
   }
   where_ = "shards " + shards;
+  if (options_.on_slot_map) options_.on_slot_map(where_);
   meet_masters();
   flush_waiting();
 }

@@ -84,6 +84,13 @@ struct ConnectionOptions {
   /// master than the one it was last ready on (a failover followed); `master` names it as
   /// where() does.
   std::function<void(std::string_view master)> on_master_changed;
+  /// Observation hook, same rules, cluster endpoints only: a shard answered MOVED
+  /// (`moved`) or ASK, and the command is sent where it says; `detail` is
+  /// "<shard>: MOVED <slot> <host>:<port>".
+  std::function<void(bool moved, std::string_view detail)> on_redirected;
+  /// Observation hook, same rules, cluster endpoints only: a slot map was read; `shards`
+  /// names its masters as where() does.
+  std::function<void(std::string_view shards)> on_slot_map;
   /// Cluster endpoints only (net/cluster_router.hpp): told of each shard master's
   /// connection, with its host:port, when the router makes it (before any command is sent
   /// on it) and each time it becomes ready (ShardEvent). May submit commands on `shard`, which

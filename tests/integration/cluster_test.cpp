@@ -9,9 +9,11 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <redlock/redlock.hpp>
@@ -204,6 +206,75 @@ TEST_F(ClusterTest, AKeyOfAMigratingSlotIsAskedOfTheImportingServer) {
   }
   ASSERT_TRUE(lock->unlock());
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(settled(i, key, ""), "") << "cluster " << i;
+}
+
+// What the cluster member does for its keys is visible to an observer: each slot map read
+// (slot_map_read, naming the shards), each MOVED followed (moved, naming the shard that
+// answered and the new owner) and each ASK followed (ask).
+TEST_F(ClusterTest, RedirectionsAndSlotMapsAreObserved) {
+  struct Recorder : Observer {
+    std::mutex mutex;
+    std::vector<std::pair<NodeEventKind, std::string>> seen;
+    void on_node(const NodeEvent& event) override {
+      std::lock_guard<std::mutex> hold(mutex);
+      seen.emplace_back(event.kind, std::string(event.node) + " | " + std::string(event.detail));
+    }
+    std::vector<std::string> of(NodeEventKind kind) {
+      std::lock_guard<std::mutex> hold(mutex);
+      std::vector<std::string> found;
+      for (const auto& [one, text] : seen) {
+        if (one == kind) found.push_back(text);
+      }
+      return found;
+    }
+  };
+  auto recorder = std::make_shared<Recorder>();
+  Options one;
+  one.nodes = {cluster(4).url()};
+  one.observer = recorder;
+  auto client = Client::create(one);
+  const std::string key = "cluster:observed";
+  auto lock = client->lock(key, {.ttl = 10s});
+  ASSERT_TRUE(lock) << lock.error().message();
+  auto maps = recorder->of(NodeEventKind::slot_map_read);
+  ASSERT_EQ(maps.size(), 1u);
+  EXPECT_THAT(maps[0], HasSubstr(cluster(4).url() + " | shards 127.0.0.1:"));
+  EXPECT_TRUE(recorder->of(NodeEventKind::moved).empty());
+
+  test::RedisServer& owner = cluster(4).owner_of(key);
+  test::RedisServer& target = another_master(4, owner);
+  const auto slot = owner.command({"CLUSTER", "KEYSLOT", key}).integer;
+  cluster(4).move_slot(static_cast<std::uint16_t>(slot), target);
+  ASSERT_TRUE(lock->extend(10s));
+  const auto moved = recorder->of(NodeEventKind::moved);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_THAT(moved[0],
+              HasSubstr(" | 127.0.0.1:" + std::to_string(owner.port()) + ": MOVED " +
+                        std::to_string(slot) + " 127.0.0.1:" + std::to_string(target.port())));
+  // The MOVED started a fresh slot map.
+  for (int tries = 0; tries < 1000 && recorder->of(NodeEventKind::slot_map_read).size() < 2;
+       ++tries) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(recorder->of(NodeEventKind::slot_map_read).size(), 2u);
+  ASSERT_TRUE(lock->unlock());
+
+  const std::string asked = "{cluster:observed-ask}new";
+  test::RedisServer& asked_owner = cluster(4).owner_of(asked);
+  test::RedisServer& importing = another_master(4, asked_owner);
+  const auto asked_slot = asked_owner.command({"CLUSTER", "KEYSLOT", asked}).integer;
+  cluster(4).begin_migration(static_cast<std::uint16_t>(asked_slot), importing);
+  auto imported = client->lock(asked, {.ttl = 10s});
+  ASSERT_TRUE(imported) << imported.error().message();
+  const auto ask = recorder->of(NodeEventKind::ask);
+  ASSERT_EQ(ask.size(), 1u);
+  EXPECT_THAT(ask[0], HasSubstr(": ASK " + std::to_string(asked_slot) +
+                                " 127.0.0.1:" + std::to_string(importing.port())));
+  EXPECT_EQ(std::string(to_string(NodeEventKind::ask)), "ask");
+  EXPECT_EQ(std::string(to_string(NodeEventKind::moved)), "moved");
+  EXPECT_EQ(std::string(to_string(NodeEventKind::slot_map_read)), "slot_map_read");
+  cluster(4).move_slot(static_cast<std::uint16_t>(asked_slot), importing);
+  ASSERT_TRUE(imported->unlock());
 }
 
 TEST_F(ClusterTest, AWaiterWakesOnTheReleaseWithoutPolling) {
