@@ -101,8 +101,9 @@ struct Options {
   /// from the seeds, in turn (CLUSTER SHARDS, or CLUSTER SLOTS), sends each command to its
   /// key's slot's master, and follows MOVED (the map corrected, the command sent once
   /// more) and ASK (ASKING and the command, once). Lock keys must be placeable in one
-  /// slot with their fencing counter (no '}' in a key without a hash tag), and a key set
-  /// must share one slot; calls that break this fail with errc::invalid_argument. Two
+  /// slot with their fencing counter (no '}' in a key without a hash tag); calls that
+  /// break this fail with errc::invalid_argument. A key set spread over slots is taken
+  /// with one script per slot, and each cluster member grants it all or none. Two
   /// cluster URLs with the same set of seeds are one member (rejected as a duplicate).
   std::vector<std::string> nodes;
 

@@ -10,6 +10,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -323,15 +324,59 @@ TEST_F(ClusterTest, KeysThatCannotShareTheirSlotAreRefusedNamingTheMember) {
   auto tagged = client->lock("{a}}b", {.ttl = 10s, .fencing = true});
   ASSERT_TRUE(tagged) << tagged.error().message();
   ASSERT_TRUE(tagged->unlock());
+}
 
-  const std::vector<std::string> spread = {"cluster:x", "cluster:y"};
-  auto set = client->lock_all(spread, {.ttl = 10s});
-  ASSERT_FALSE(set);
-  EXPECT_EQ(set.error().code(), errc::invalid_argument);
-  EXPECT_THAT(set.error().message(),
-              HasSubstr("keys \"cluster:x\" and \"cluster:y\" are in different slots of cluster "
-                        "member " +
-                        cluster(0).url()));
+// A key set whose keys lie in different slots (and shards) is sent as one script per slot
+// on each member, and each member grants it all or none: all keys with their fencing
+// counters on their owners, extended and released together; a set one of whose keys is
+// held is refused, and the keys its other slots granted are released at once.
+TEST_F(ClusterTest, AKeySetSpreadOverSlotsIsTakenAllOrNonePerMember) {
+  auto client = Client::create(options());
+  const std::vector<std::string> keys = {"cluster:set-a", "cluster:set-b", "cluster:set-c",
+                                         "cluster:set-d"};
+  std::set<test::RedisServer*> shards;
+  for (const auto& key : keys) shards.insert(&cluster(0).owner_of(key));
+  ASSERT_GE(shards.size(), 2u) << "the keys must lie on different shards";
+  auto set = client->lock_all(keys, {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(set) << set.error().message();
+  for (std::size_t i = 0; i < 5; ++i) {
+    for (const auto& key : keys) {
+      EXPECT_EQ(settled(i, key, set->value()), set->value()) << key << " on cluster " << i;
+      EXPECT_FALSE(cluster(i).owner_of(key).command({"GET", "{" + key + "}:fence"}).is_nil())
+          << key << "'s counter on cluster " << i;
+    }
+  }
+  for (const auto& key : keys) EXPECT_TRUE(set->fencing_token(key)) << key;
+  EXPECT_FALSE(client->try_lock(keys[2], 10s));
+  ASSERT_TRUE(set->extend(20s));
+  for (std::size_t i = 0; i < 5; ++i) {
+    for (const auto& key : keys) {
+      EXPECT_GT(cluster(i).owner_of(key).command({"PTTL", key}).integer, 15'000)
+          << key << " on cluster " << i;
+    }
+  }
+  ASSERT_TRUE(set->unlock());
+  for (std::size_t i = 0; i < 5; ++i) {
+    for (const auto& key : keys) EXPECT_EQ(settled(i, key, ""), "") << key << " on cluster " << i;
+  }
+
+  // All or none: one key of the set held by another lock, the others granted on their
+  // slots are released again, on every member.
+  auto other = Client::create(options());
+  auto blocker = other->lock(keys[3], {.ttl = 10s});
+  ASSERT_TRUE(blocker) << blocker.error().message();
+  auto refused = client->lock_all(keys, {.ttl = 10s, .fencing = true});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), errc::conflict) << refused.error().message();
+  for (std::size_t i = 0; i < 5; ++i) {
+    for (std::size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(settled(i, keys[k], ""), "") << keys[k] << " kept on cluster " << i;
+    }
+  }
+  ASSERT_TRUE(blocker->unlock());
+  auto after = client->lock_all(keys, {.ttl = 10s});
+  ASSERT_TRUE(after) << after.error().message();
+  ASSERT_TRUE(after->unlock());
 }
 
 TEST_F(ClusterTest, ASeedThatIsDownIsPassedOverForTheNext) {

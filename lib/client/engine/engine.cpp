@@ -115,20 +115,6 @@ std::optional<std::string> Engine::check_lock_key(std::string_view key) const {
          "share its slot; give it a hash tag, e.g. '{orders}:42'";
 }
 
-std::optional<std::string> Engine::check_key_set_slot(std::span<const std::string> keys) const {
-  if (cluster_members_.empty() || keys.empty()) return std::nullopt;
-  const auto slot = net::key_slot(keys.front());
-  for (const auto& key : keys) {
-    if (net::key_slot(key) == slot) continue;
-    return "keys " + quote_key(keys.front()) + " and " + quote_key(key) +
-           " are in different slots of cluster member " + cluster_members_.front() + " (" +
-           std::to_string(slot) + " and " + std::to_string(net::key_slot(key)) +
-           "): a key set on a cluster is taken in one step on one server, so its keys must share "
-           "a hash tag, e.g. '{orders}:1' and '{orders}:2'";
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> Engine::check_extend_ttl(std::chrono::milliseconds ttl) const {
   if (auto problem = core::check_ttl(ttl, options_.node_timeout)) return problem;
   return check_guard_bound(ttl);

@@ -92,6 +92,8 @@ class RedisNode final : public Node {
     return net::slot_companion(key, scripts::fence_suffix).value_or(Node::fence_key(key));
   }
 
+  bool routes_by_slot() const noexcept override { return cluster_; }
+
   void watch_start(MemberStart::Rules rules) override {
     if (shards_) return shards_->start(rules);
     watch_.emplace(std::move(rules), probe_timeout_);
