@@ -67,6 +67,8 @@ struct MemberGuardOptions {
   /// "not counted: WAIT R acknowledged by N replica(s)". A failover to a replica that
   /// acknowledged then keeps the grant. A member whose replication identity changed is
   /// guarded all the same (docs/safety.md says why). 0 (the default): no WAIT. In [0, 1000].
+  /// Refused (std::invalid_argument) on a client with a Redis Cluster member, whose WAIT
+  /// would not follow each write to the shard that took it.
   int replicas_to_ack = 0;
 };
 

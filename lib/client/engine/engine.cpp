@@ -86,6 +86,16 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
   }
   if (auto problem = core::check_options(options, identities))
     throw std::invalid_argument(*problem);
+  if (!cluster_members.empty() && options.member_guard.replicas_to_ack > 0) {
+    // WAIT counts the replicas of the connection's own last write: on a cluster the write
+    // went to its slot's master, possibly after a redirection, which a WAIT sent beside it
+    // does not follow; its count would be another shard's, or a write's that never was.
+    throw std::invalid_argument(
+        "member_guard.replicas_to_ack: not supported with cluster member " +
+        cluster_members.front() +
+        ": its WAIT would not follow each write to the shard that took it; leave it 0 (a "
+        "shard that fails over is guarded: member_guard.observed_restarts)");
+  }
   const int quorum = core::effective_quorum(options.quorum, static_cast<int>(options.nodes.size()));
   auto engine = std::make_shared<Engine>(std::move(options), std::move(names), quorum, seams);
   engine->cluster_members_ = std::move(cluster_members);
