@@ -364,23 +364,20 @@ void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shard
 }
 
 void ClusterRouter::meet_masters() {
-  // Every master that owns slots is connected to at once, not when a key first needs it: its start
-  // is learnt while this client meets the cluster, so a master that restarts or is replaced later
-  // is seen (ShardEvent). A server that was known but not a master in the last map is asked again:
-  // its connection may have stayed open while it was a replica.
-  std::vector<Shard*> masters;
+  // Every master that owns slots is connected to at once, not when a key first needs it:
+  // its start is learnt while this client meets the cluster, so a master that restarts or
+  // is replaced later is seen (ShardEvent). A server that owned no slot in the last map and
+  // owns some now is asked again (its connection may have stayed open while it was a
+  // replica); one that owns none now is told so (it may be down for good).
+  std::vector<Shard*> owners;
   // Slot-less masters hold no keys: a cluster just formed lists its replicas-to-be so.
-  for (const auto& master : map_.owners()) {
-    const std::size_t known = shards_.size();
-    Shard& shard = master_shard(master);
-    masters.push_back(&shard);
-    const bool made = shards_.size() != known;
-    if (!made && first_map_read_ &&
-        std::find(masters_.begin(), masters_.end(), &shard) == masters_.end()) {
-      tell(shard, ShardEvent::ready);
-    }
+  for (const auto& master : map_.owners()) owners.push_back(&master_shard(master));
+  for (const auto& shard : shards_) {
+    const bool owns = std::find(owners.begin(), owners.end(), shard.get()) != owners.end();
+    if (owns == shard->owns) continue;
+    shard->owns = owns;
+    tell(*shard, owns ? ShardEvent::regained : ShardEvent::left);
   }
-  masters_ = std::move(masters);
   first_map_read_ = true;
 }
 

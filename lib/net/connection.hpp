@@ -43,10 +43,16 @@ enum class ShardEvent {
   /// Made for a master that appeared later (a replica promoted by a failover, a node that
   /// was given slots): a server this client never met while it held keys of the member.
   appeared,
-  /// The connection became ready (each time, the first included), or its server became a
-  /// master again in a later slot map (its connection may have stayed open across a
-  /// demotion and a promotion): who it is must be asked again.
+  /// The connection became ready (each time, the first included): who the server is must
+  /// be asked again.
   ready,
+  /// The server owns no slot in the latest slot map: it holds none of the member's keys,
+  /// so its start does not matter (nor that it cannot say it, being down) until it owns
+  /// slots again.
+  left,
+  /// The server owns slots again after a map in which it had none. Its connection may have
+  /// stayed open across a demotion and a promotion: who it is must be asked again.
+  regained,
 };
 
 struct ConnectionOptions {
@@ -93,7 +99,8 @@ struct ConnectionOptions {
   std::function<void(std::string_view shards)> on_slot_map;
   /// Cluster endpoints only (net/cluster_router.hpp): told of each shard master's
   /// connection, with its host:port, when the router makes it (before any command is sent
-  /// on it) and each time it becomes ready (ShardEvent). May submit commands on `shard`, which
+  /// on it), each time it becomes ready, and when its server stops or starts again owning
+  /// slots (ShardEvent). May submit commands on `shard`, which
   /// lives until the router closes.
   std::function<void(Connection& shard, const std::string& address, ShardEvent event)> on_shard;
 };

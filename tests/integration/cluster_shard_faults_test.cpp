@@ -184,5 +184,39 @@ TEST(ClusterShardFaults, APromotedReplicaIsGuardedAsALateMaster) {
   EXPECT_TRUE(after->unlock());
 }
 
+// A promoted replica that dies before the client learns who it is must not keep the
+// member guarded once its slots have moved on: the cluster promotes its own replica (the
+// old master) after the node timeout, which the client guards for the bound from when it
+// sees it own slots again, and then the member counts once more.
+TEST(ClusterShardFaults, AMasterThatLostItsSlotsNoLongerGuardsTheMember) {
+  test::ShardedCluster cluster({.shards = 3, .replicas_per_shard = 1});
+  const std::string key = key_off_the_seed(cluster, "shard-gone:");
+  test::RedisServer& old_master = cluster.owner_of(key);
+  test::RedisServer& replica = cluster.replica_of(old_master);
+  auto client = Client::create(member(cluster, 1s));
+  {
+    auto met = client->try_lock(beside(key, "meet"), 1s);
+    ASSERT_TRUE(met) << met.error().message();
+    ASSERT_TRUE(met->unlock());
+  }
+  cluster.fail_over_to(replica);
+  replica.kill9();
+  // The client meets the promoted replica only now, through the old master's MOVED: its
+  // connection fails before it can say who it is.
+  auto during = client->lock(key, {.ttl = 1s, .wait = 300ms});
+  ASSERT_FALSE(during) << "a dead master's slot granted";
+  const auto gave_up = Clock::now() + 20s;
+  while (old_master.command({"ROLE"}).elements.at(0).str != "master") {
+    ASSERT_LT(Clock::now(), gave_up) << "the cluster did not promote the old master back";
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto promoted_back = Clock::now();
+  auto after = client->lock(key, {.ttl = 1s, .wait = 10s});
+  ASSERT_TRUE(after) << after.error().message();
+  // Its replication id changed twice meanwhile: guarded from when the client saw it again.
+  EXPECT_GE(Clock::now(), promoted_back + 1s);
+  EXPECT_TRUE(after->unlock());
+}
+
 }  // namespace
 }  // namespace redlock

@@ -6,13 +6,15 @@ namespace redlock::detail {
 
 void ShardWatch::on_shard(net::Connection& shard, const std::string& address,
                           net::ShardEvent event) {
-  if (event != net::ShardEvent::ready) {
-    shards_.push_back(Shard{&shard, address, event == net::ShardEvent::appeared, nullptr});
+  if (event == net::ShardEvent::met || event == net::ShardEvent::appeared) {
+    shards_.push_back(Shard{&shard, address, event == net::ShardEvent::appeared, true, nullptr});
     if (rules_) watch(shards_.back());
     return;
   }
   for (auto& known : shards_) {
-    if (known.connection == &shard && known.watch) known.watch->ready(shard);
+    if (known.connection != &shard) continue;
+    if (event != net::ShardEvent::ready) known.owns = event == net::ShardEvent::regained;
+    if (event != net::ShardEvent::left && known.watch) known.watch->ready(shard);
   }
 }
 
@@ -35,7 +37,7 @@ void ShardWatch::watch(Shard& shard) {
 const core::MemberGuard& ShardWatch::guard() const noexcept {
   const core::MemberGuard* chosen = nullptr;
   for (const auto& shard : shards_) {
-    if (!shard.watch) continue;
+    if (!shard.watch || !shard.owns) continue;
     const auto& one = shard.watch->guard();
     if (!one.known) {
       chosen = &one;

@@ -30,8 +30,8 @@ class ShardWatch {
   /// Starts watching with `rules` (their `who` is set per shard): asks every shard known.
   void start(const MemberStart::Rules& rules);
 
-  /// The member's guard: unknown while any shard's server has not said who it is, else
-  /// the latest `until` of any shard, with that shard's reason.
+  /// The member's guard: unknown while the server of any shard that owns slots has not
+  /// said who it is, else the latest `until` of those shards, with that shard's reason.
   const core::MemberGuard& guard() const noexcept;
 
  private:
@@ -39,6 +39,9 @@ class ShardWatch {
     net::Connection* connection;
     std::string address;
     bool appeared;
+    // Owns slots (ShardEvent::left, regained): a server that owns none holds no key of the
+    // member, and may be down for good, unable ever to say who it is.
+    bool owns;
     std::unique_ptr<MemberWatch> watch;  // stable: its INFO callback points to it
   };
   void watch(Shard& shard);
