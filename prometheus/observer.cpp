@@ -66,7 +66,8 @@ class Metrics final : public Observer {
         node_events_family_(::prometheus::BuildCounter()
                                 .Name("redlock_node_events_total")
                                 .Help("Node connection events: down, connect_failed, "
-                                      "script_reloaded, overloaded, guarded, master_changed")
+                                      "script_reloaded, overloaded, guarded, master_changed, "
+                                      "moved, ask, slot_map_read")
                                 .Register(registry)),
         member_guarded_until_family_(
             ::prometheus::BuildGauge()
@@ -174,6 +175,9 @@ class Metrics final : public Observer {
       case NodeEventKind::script_reloaded:
       case NodeEventKind::overloaded:
       case NodeEventKind::master_changed:
+      case NodeEventKind::moved:
+      case NodeEventKind::ask:
+      case NodeEventKind::slot_map_read:
         break;
     }
     node_events_family_.Add(with(node, "event", to_string(event.kind))).Increment();

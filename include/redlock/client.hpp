@@ -122,7 +122,10 @@ class REDLOCK_EXPORT Client {
 
   /// Exclusive locks on every key of `keys`, taken as one: on each node all of them or
   /// none, in one script, so two callers locking overlapping sets in any order never
-  /// deadlock (a failed attempt keeps nothing, on any node). Each key is an exclusive
+  /// deadlock (a failed attempt keeps nothing, on any node). On a Redis Cluster member, a
+  /// set spread over slots is one script per slot, and the member grants it only when
+  /// every slot did: the keys of the slots that granted are released at once when another
+  /// refused. Each key is an exclusive
   /// lock's key, so lock_all() and lock() exclude each other key by key. Quorum,
   /// validity, waiting, extend(), unlock() and the watchdog as lock(); a waiter is woken
   /// by releases of the first key and otherwise retries every retry_delay. errc::conflict

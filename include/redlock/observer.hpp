@@ -107,9 +107,19 @@ enum class NodeEventKind {
   /// a Sentinel group's member now runs on another master (a failover followed);
   /// detail names it
   master_changed,
+  /// a Redis Cluster member's shard answered MOVED (the slot has another master now: a
+  /// resharding or a shard failover); the command was sent to it. detail: the shard that
+  /// answered and the redirection ("127.0.0.1:7001: MOVED 3999 127.0.0.1:7002")
+  moved,
+  /// a Redis Cluster member's shard answered ASK (its slot is being migrated); the
+  /// command was sent to the importing master after ASKING. detail as for moved
+  ask,
+  /// a Redis Cluster member's slot map was read: at the start, and again after a MOVED,
+  /// a shard's failure or a shard's reconnect. detail: "shards 127.0.0.1:7000, ..."
+  slot_map_read,
 };
 /// "connected", "down", "connect_failed", "reconnected", "script_reloaded", "overloaded",
-/// "guarded", "master_changed".
+/// "guarded", "master_changed", "moved", "ask", "slot_map_read".
 REDLOCK_EXPORT const char* to_string(NodeEventKind kind) noexcept;
 
 /// The connection to one node changed (NodeEventKind says how).

@@ -42,7 +42,11 @@ struct MemberGuardOptions {
   /// Guard a member whose restart or failover this client observes: its run_id or its
   /// replication id (master_replid) changed across a reconnect. Guarded from the
   /// reconnect for `longest_ttl`. Until a new connection's INFO is answered, the
-  /// member's grants do not count either.
+  /// member's grants do not count either. A Redis Cluster member is watched on each
+  /// master that owns slots (connected to as soon as the slot map names it) and is
+  /// guarded while any of them is; a master that appears after the client met the
+  /// cluster (a replica promoted by a failover, a node given slots) is guarded from its
+  /// appearance for `longest_ttl`, whatever its uptime.
   bool observed_restarts = true;
   /// Also guard a member that has been up for less than `longest_ttl` when this client
   /// first meets it, until its start + `longest_ttl`. Off by default: a client cannot
@@ -63,6 +67,8 @@ struct MemberGuardOptions {
   /// "not counted: WAIT R acknowledged by N replica(s)". A failover to a replica that
   /// acknowledged then keeps the grant. A member whose replication identity changed is
   /// guarded all the same (docs/safety.md says why). 0 (the default): no WAIT. In [0, 1000].
+  /// Refused (std::invalid_argument) on a client with a Redis Cluster member, whose WAIT
+  /// would not follow each write to the shard that took it.
   int replicas_to_ack = 0;
 };
 
@@ -97,8 +103,9 @@ struct Options {
   /// from the seeds, in turn (CLUSTER SHARDS, or CLUSTER SLOTS), sends each command to its
   /// key's slot's master, and follows MOVED (the map corrected, the command sent once
   /// more) and ASK (ASKING and the command, once). Lock keys must be placeable in one
-  /// slot with their fencing counter (no '}' in a key without a hash tag), and a key set
-  /// must share one slot; calls that break this fail with errc::invalid_argument. Two
+  /// slot with their fencing counter (no '}' in a key without a hash tag); calls that
+  /// break this fail with errc::invalid_argument. A key set spread over slots is taken
+  /// with one script per slot, and each cluster member grants it all or none. Two
   /// cluster URLs with the same set of seeds are one member (rejected as a duplicate).
   std::vector<std::string> nodes;
 

@@ -145,6 +145,18 @@ const ShardMaster* SlotMap::owner(std::uint16_t slot) const noexcept {
   return &masters_[static_cast<std::size_t>(owners_[slot])];
 }
 
+std::vector<ShardMaster> SlotMap::owners() const {
+  std::vector<bool> owns(masters_.size(), false);
+  for (const auto owner : owners_) {
+    if (owner >= 0) owns[static_cast<std::size_t>(owner)] = true;
+  }
+  std::vector<ShardMaster> found;
+  for (std::size_t i = 0; i < masters_.size(); ++i) {
+    if (owns[i]) found.push_back(masters_[i]);
+  }
+  return found;
+}
+
 std::size_t SlotMap::uncovered() const noexcept {
   std::size_t count = 0;
   for (const auto owner : owners_) count += owner < 0 ? 1 : 0;

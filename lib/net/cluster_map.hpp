@@ -43,6 +43,9 @@ class SlotMap {
   const ShardMaster* owner(std::uint16_t slot) const noexcept;
   /// Every master, slot-less ones included, in the order the reply named them.
   const std::vector<ShardMaster>& masters() const noexcept { return masters_; }
+  /// The masters that own at least one slot, in masters()' order: the servers that hold
+  /// keys.
+  std::vector<ShardMaster> owners() const;
   /// Slots that no master owns.
   std::size_t uncovered() const noexcept;
 

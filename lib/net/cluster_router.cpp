@@ -89,6 +89,9 @@ ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uin
   options.endpoint.port = port;
   options.endpoint.db = 0;
   options.endpoint.display = describe_address(host, port);
+  options.on_shard = nullptr;
+  options.on_redirected = nullptr;
+  options.on_slot_map = nullptr;
   if (!is_home) {
     options.on_message = nullptr;
     options.on_ready = nullptr;
@@ -100,6 +103,7 @@ ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uin
       if (shard->address != address) continue;
       if (shard->ready_before) refresh_map();
       shard->ready_before = true;
+      tell(*shard, ShardEvent::ready);
     }
     if (observed) observed();
   };
@@ -126,17 +130,27 @@ ClusterRouter::Shard& ClusterRouter::shard(const std::string& host, std::uint16_
   created->connection.reset(
       Connection::create(loop_, shard_options(host, port, /*is_home=*/shards_.empty())));
   shards_.push_back(std::move(created));
+  // Told before any command is sent on it: who the server is may be asked first.
+  tell(*shards_.back(), first_map_read_ ? ShardEvent::appeared : ShardEvent::met);
   return *shards_.back();
+}
+
+ClusterRouter::Shard& ClusterRouter::master_shard(const ShardMaster& master) {
+  const bool tls = options_.endpoint.scheme == Scheme::rediss && master.tls_port != 0;
+  // A master whose endpoint the cluster does not know is the server the map came from.
+  return shard(master.host.empty() ? home().host : master.host,
+               tls ? master.tls_port : master.port);
+}
+
+void ClusterRouter::tell(Shard& shard, ShardEvent event) {
+  if (options_.on_shard && !closed_) options_.on_shard(*shard.connection, shard.address, event);
 }
 
 ClusterRouter::Shard& ClusterRouter::route(std::string_view key, bool keyed) {
   if (!keyed || !map_known_) return home();
   const ShardMaster* owner = map_.owner(key_slot(key));
   if (owner == nullptr) return home();
-  const bool tls = options_.endpoint.scheme == Scheme::rediss && owner->tls_port != 0;
-  // A master whose endpoint the cluster does not know is the server the map came from.
-  return shard(owner->host.empty() ? home().host : owner->host,
-               tls ? owner->tls_port : owner->port);
+  return master_shard(*owner);
 }
 
 void ClusterRouter::submit_command(std::span<const std::string_view> argv,
@@ -191,6 +205,10 @@ void ClusterRouter::on_reply(const std::shared_ptr<Request>& request, const std:
   std::optional<Redirect> redirect;
   if (!closed_ && view.error == errc::redis_error) redirect = parse_redirect(view.detail);
   if (!redirect) return request->done(view);
+  if (!request->redirected && options_.on_redirected) {
+    options_.on_redirected(redirect->kind == Redirect::Kind::moved,
+                           address + ": " + std::string(view.detail));
+  }
   if (request->redirected) {
     const std::string detail = address + ": " + std::string(view.detail) +
                                " (a second redirection; the slot map is being refreshed)";
@@ -340,7 +358,27 @@ void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shard
     shards += (shards.empty() ? "" : ", ") + describe_address(master.host, master.port);
   }
   where_ = "shards " + shards;
+  if (options_.on_slot_map) options_.on_slot_map(where_);
+  meet_masters();
   flush_waiting();
+}
+
+void ClusterRouter::meet_masters() {
+  // Every master that owns slots is connected to at once, not when a key first needs it:
+  // its start is learnt while this client meets the cluster, so a master that restarts or
+  // is replaced later is seen (ShardEvent). A server that owned no slot in the last map and
+  // owns some now is asked again (its connection may have stayed open while it was a
+  // replica); one that owns none now is told so (it may be down for good).
+  std::vector<Shard*> owners;
+  // Slot-less masters hold no keys: a cluster just formed lists its replicas-to-be so.
+  for (const auto& master : map_.owners()) owners.push_back(&master_shard(master));
+  for (const auto& shard : shards_) {
+    const bool owns = std::find(owners.begin(), owners.end(), shard.get()) != owners.end();
+    if (owns == shard->owns) continue;
+    shard->owns = owns;
+    tell(*shard, owns ? ShardEvent::regained : ShardEvent::left);
+  }
+  first_map_read_ = true;
 }
 
 void ClusterRouter::answer_closed(ReplyCallback callback) {

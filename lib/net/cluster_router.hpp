@@ -26,6 +26,12 @@
 // failing over) or comes back after a loss. A command re-sent
 // after a redirection is sent as EVAL (never EVALSHA): ASKING must directly precede it.
 //
+// Every master that owns slots is connected to as soon as a slot map names it, and each
+// shard master's connection is told to ConnectionOptions::on_shard when it is made, each
+// time it becomes ready, and when its server stops or starts again owning slots
+// (ShardEvent): the member guard watches every master's start
+// (client/nodes/shard_watch.hpp), not only the home seed's.
+//
 // Error details name the shard (its host:port) as a Connection's do.
 
 #include <chrono>
@@ -70,6 +76,8 @@ class ClusterRouter final : public Connection {
     std::uint16_t port = 0;
     std::string address;  // host:port as error details name it
     bool ready_before = false;
+    // In the last slot map, or made since (before the first map: not known otherwise).
+    bool owns = true;
     ConnectionPtr connection;  // last: closed first
   };
   struct Request;
@@ -78,6 +86,12 @@ class ClusterRouter final : public Connection {
   Shard& shard(const std::string& host, std::uint16_t port);
   Shard& home() { return *shards_.front(); }
   Shard& route(std::string_view key, bool keyed);
+  Shard& master_shard(const ShardMaster& master);
+  // ConnectionOptions::on_shard.
+  void tell(Shard& shard, ShardEvent event);
+  // Connects to every master of the map just read and tells which servers own slots again
+  // or no longer.
+  void meet_masters();
   // Sends the request's argv to `target` with what is left of its deadline (after ASKING
   // when `asking`), or answers it errc::timeout with `late` when nothing is left.
   void resend(const std::shared_ptr<Request>& request, Shard& target, bool asking,
@@ -104,6 +118,7 @@ class ClusterRouter final : public Connection {
   SlotMap map_;
   bool map_known_ = false;
   bool first_map_pending_ = true;
+  bool first_map_read_ = false;                    // shards made after it are ShardEvent::appeared
   std::vector<std::shared_ptr<Request>> waiting_;  // keyed commands made before the map
   RouterTimer* timer_ = nullptr;                   // their deadlines; closed in shutdown
   RouterTimer* refresh_timer_ = nullptr;           // refresh_soon(); closed in shutdown

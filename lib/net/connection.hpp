@@ -32,6 +32,28 @@ struct Script;
 namespace redlock::net {
 
 struct SharedCommand;
+class Connection;
+
+/// What a cluster's router tells of one of its shard masters' connections
+/// (ConnectionOptions::on_shard).
+enum class ShardEvent {
+  /// Made while the router first meets the cluster: for a seed, or for a master of the
+  /// first slot map.
+  met,
+  /// Made for a master that appeared later (a replica promoted by a failover, a node that
+  /// was given slots): a server this client never met while it held keys of the member.
+  appeared,
+  /// The connection became ready (each time, the first included): who the server is must
+  /// be asked again.
+  ready,
+  /// The server owns no slot in the latest slot map: it holds none of the member's keys,
+  /// so its start does not matter (nor that it cannot say it, being down) until it owns
+  /// slots again.
+  left,
+  /// The server owns slots again after a map in which it had none. Its connection may have
+  /// stayed open across a demotion and a promotion: who it is must be asked again.
+  regained,
+};
 
 struct ConnectionOptions {
   Endpoint endpoint;
@@ -68,6 +90,19 @@ struct ConnectionOptions {
   /// master than the one it was last ready on (a failover followed); `master` names it as
   /// where() does.
   std::function<void(std::string_view master)> on_master_changed;
+  /// Observation hook, same rules, cluster endpoints only: a shard answered MOVED
+  /// (`moved`) or ASK, and the command is sent where it says; `detail` is
+  /// "<shard>: MOVED <slot> <host>:<port>".
+  std::function<void(bool moved, std::string_view detail)> on_redirected;
+  /// Observation hook, same rules, cluster endpoints only: a slot map was read; `shards`
+  /// names its masters as where() does.
+  std::function<void(std::string_view shards)> on_slot_map;
+  /// Cluster endpoints only (net/cluster_router.hpp): told of each shard master's
+  /// connection, with its host:port, when the router makes it (before any command is sent
+  /// on it), each time it becomes ready, and when its server stops or starts again owning
+  /// slots (ShardEvent). May submit commands on `shard`, which
+  /// lives until the router closes.
+  std::function<void(Connection& shard, const std::string& address, ShardEvent event)> on_shard;
 };
 
 enum class ConnectionState { connecting, ready, backoff, closed };

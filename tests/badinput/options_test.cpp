@@ -70,6 +70,18 @@ TEST(OptionsTest, SameNodeTwiceIsRefusedNamingBothEntries) {
 }
 
 // Spellings that differ only in what the parser normalises are one node.
+// WAIT would not reach the shard that took a cluster member's write.
+TEST(OptionsTest, ReplicaAcksWithAClusterMemberAreRefused) {
+  auto opts = options({"redis-cluster://127.0.0.1:7101,127.0.0.1:7102", "redis://127.0.0.1:7103",
+                       "redis://127.0.0.1:7104"});
+  opts.member_guard.replicas_to_ack = 1;
+  EXPECT_EQ(refusal(opts),
+            "member_guard.replicas_to_ack: not supported with cluster member "
+            "redis-cluster://127.0.0.1:7101,127.0.0.1:7102: its WAIT would not follow each write "
+            "to the shard that took it; leave it 0 (a shard that fails over is guarded: "
+            "member_guard.observed_restarts)");
+}
+
 TEST(OptionsTest, SameNodeSpelledDifferentlyIsRefused) {
   const std::vector<std::string> aliases{
       "REDIS://127.0.0.1:7102",          // scheme case

@@ -9,9 +9,12 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <redlock/redlock.hpp>
@@ -206,6 +209,75 @@ TEST_F(ClusterTest, AKeyOfAMigratingSlotIsAskedOfTheImportingServer) {
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(settled(i, key, ""), "") << "cluster " << i;
 }
 
+// What the cluster member does for its keys is visible to an observer: each slot map read
+// (slot_map_read, naming the shards), each MOVED followed (moved, naming the shard that
+// answered and the new owner) and each ASK followed (ask).
+TEST_F(ClusterTest, RedirectionsAndSlotMapsAreObserved) {
+  struct Recorder : Observer {
+    std::mutex mutex;
+    std::vector<std::pair<NodeEventKind, std::string>> seen;
+    void on_node(const NodeEvent& event) override {
+      std::lock_guard<std::mutex> hold(mutex);
+      seen.emplace_back(event.kind, std::string(event.node) + " | " + std::string(event.detail));
+    }
+    std::vector<std::string> of(NodeEventKind kind) {
+      std::lock_guard<std::mutex> hold(mutex);
+      std::vector<std::string> found;
+      for (const auto& [one, text] : seen) {
+        if (one == kind) found.push_back(text);
+      }
+      return found;
+    }
+  };
+  auto recorder = std::make_shared<Recorder>();
+  Options one;
+  one.nodes = {cluster(4).url()};
+  one.observer = recorder;
+  auto client = Client::create(one);
+  const std::string key = "cluster:observed";
+  auto lock = client->lock(key, {.ttl = 10s});
+  ASSERT_TRUE(lock) << lock.error().message();
+  auto maps = recorder->of(NodeEventKind::slot_map_read);
+  ASSERT_EQ(maps.size(), 1u);
+  EXPECT_THAT(maps[0], HasSubstr(cluster(4).url() + " | shards 127.0.0.1:"));
+  EXPECT_TRUE(recorder->of(NodeEventKind::moved).empty());
+
+  test::RedisServer& owner = cluster(4).owner_of(key);
+  test::RedisServer& target = another_master(4, owner);
+  const auto slot = owner.command({"CLUSTER", "KEYSLOT", key}).integer;
+  cluster(4).move_slot(static_cast<std::uint16_t>(slot), target);
+  ASSERT_TRUE(lock->extend(10s));
+  const auto moved = recorder->of(NodeEventKind::moved);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_THAT(moved[0],
+              HasSubstr(" | 127.0.0.1:" + std::to_string(owner.port()) + ": MOVED " +
+                        std::to_string(slot) + " 127.0.0.1:" + std::to_string(target.port())));
+  // The MOVED started a fresh slot map.
+  for (int tries = 0; tries < 1000 && recorder->of(NodeEventKind::slot_map_read).size() < 2;
+       ++tries) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(recorder->of(NodeEventKind::slot_map_read).size(), 2u);
+  ASSERT_TRUE(lock->unlock());
+
+  const std::string asked = "{cluster:observed-ask}new";
+  test::RedisServer& asked_owner = cluster(4).owner_of(asked);
+  test::RedisServer& importing = another_master(4, asked_owner);
+  const auto asked_slot = asked_owner.command({"CLUSTER", "KEYSLOT", asked}).integer;
+  cluster(4).begin_migration(static_cast<std::uint16_t>(asked_slot), importing);
+  auto imported = client->lock(asked, {.ttl = 10s});
+  ASSERT_TRUE(imported) << imported.error().message();
+  const auto ask = recorder->of(NodeEventKind::ask);
+  ASSERT_EQ(ask.size(), 1u);
+  EXPECT_THAT(ask[0], HasSubstr(": ASK " + std::to_string(asked_slot) +
+                                " 127.0.0.1:" + std::to_string(importing.port())));
+  EXPECT_EQ(std::string(to_string(NodeEventKind::ask)), "ask");
+  EXPECT_EQ(std::string(to_string(NodeEventKind::moved)), "moved");
+  EXPECT_EQ(std::string(to_string(NodeEventKind::slot_map_read)), "slot_map_read");
+  cluster(4).move_slot(static_cast<std::uint16_t>(asked_slot), importing);
+  ASSERT_TRUE(imported->unlock());
+}
+
 TEST_F(ClusterTest, AWaiterWakesOnTheReleaseWithoutPolling) {
   Options slow = options();
   // Without the release's announcement the waiter would try again only seconds later.
@@ -252,15 +324,59 @@ TEST_F(ClusterTest, KeysThatCannotShareTheirSlotAreRefusedNamingTheMember) {
   auto tagged = client->lock("{a}}b", {.ttl = 10s, .fencing = true});
   ASSERT_TRUE(tagged) << tagged.error().message();
   ASSERT_TRUE(tagged->unlock());
+}
 
-  const std::vector<std::string> spread = {"cluster:x", "cluster:y"};
-  auto set = client->lock_all(spread, {.ttl = 10s});
-  ASSERT_FALSE(set);
-  EXPECT_EQ(set.error().code(), errc::invalid_argument);
-  EXPECT_THAT(set.error().message(),
-              HasSubstr("keys \"cluster:x\" and \"cluster:y\" are in different slots of cluster "
-                        "member " +
-                        cluster(0).url()));
+// A key set whose keys lie in different slots (and shards) is sent as one script per slot
+// on each member, and each member grants it all or none: all keys with their fencing
+// counters on their owners, extended and released together; a set one of whose keys is
+// held is refused, and the keys its other slots granted are released at once.
+TEST_F(ClusterTest, AKeySetSpreadOverSlotsIsTakenAllOrNonePerMember) {
+  auto client = Client::create(options());
+  const std::vector<std::string> keys = {"cluster:set-a", "cluster:set-b", "cluster:set-c",
+                                         "cluster:set-d"};
+  std::set<test::RedisServer*> shards;
+  for (const auto& key : keys) shards.insert(&cluster(0).owner_of(key));
+  ASSERT_GE(shards.size(), 2u) << "the keys must lie on different shards";
+  auto set = client->lock_all(keys, {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(set) << set.error().message();
+  for (std::size_t i = 0; i < 5; ++i) {
+    for (const auto& key : keys) {
+      EXPECT_EQ(settled(i, key, set->value()), set->value()) << key << " on cluster " << i;
+      EXPECT_FALSE(cluster(i).owner_of(key).command({"GET", "{" + key + "}:fence"}).is_nil())
+          << key << "'s counter on cluster " << i;
+    }
+  }
+  for (const auto& key : keys) EXPECT_TRUE(set->fencing_token(key)) << key;
+  EXPECT_FALSE(client->try_lock(keys[2], 10s));
+  ASSERT_TRUE(set->extend(20s));
+  for (std::size_t i = 0; i < 5; ++i) {
+    for (const auto& key : keys) {
+      EXPECT_GT(cluster(i).owner_of(key).command({"PTTL", key}).integer, 15'000)
+          << key << " on cluster " << i;
+    }
+  }
+  ASSERT_TRUE(set->unlock());
+  for (std::size_t i = 0; i < 5; ++i) {
+    for (const auto& key : keys) EXPECT_EQ(settled(i, key, ""), "") << key << " on cluster " << i;
+  }
+
+  // All or none: one key of the set held by another lock, the others granted on their
+  // slots are released again, on every member.
+  auto other = Client::create(options());
+  auto blocker = other->lock(keys[3], {.ttl = 10s});
+  ASSERT_TRUE(blocker) << blocker.error().message();
+  auto refused = client->lock_all(keys, {.ttl = 10s, .fencing = true});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), errc::conflict) << refused.error().message();
+  for (std::size_t i = 0; i < 5; ++i) {
+    for (std::size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(settled(i, keys[k], ""), "") << keys[k] << " kept on cluster " << i;
+    }
+  }
+  ASSERT_TRUE(blocker->unlock());
+  auto after = client->lock_all(keys, {.ttl = 10s});
+  ASSERT_TRUE(after) << after.error().message();
+  ASSERT_TRUE(after->unlock());
 }
 
 TEST_F(ClusterTest, ASeedThatIsDownIsPassedOverForTheNext) {

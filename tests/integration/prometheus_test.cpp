@@ -16,6 +16,7 @@
 #include <redlock/redlock.hpp>
 
 #include "support/lock_nodes_fixture.hpp"
+#include "support/sharded_cluster.hpp"
 
 namespace redlock {
 namespace {
@@ -124,6 +125,33 @@ TEST_F(PrometheusTest, TheExpositionCountsRealLockTraffic) {
   const double until = value("redlock_member_guarded_until_seconds" + node);
   EXPECT_GT(until, now + 20) << exposition();
   EXPECT_LT(until, now + 31) << exposition();
+}
+
+// A cluster member's redirections and slot maps are counted per member, in the same
+// redlock_node_events_total as every other node event.
+TEST_F(PrometheusTest, AClusterMembersRedirectionsAndSlotMapsAreCounted) {
+  test::ShardedCluster sharded;
+  Options o;
+  o.nodes = {sharded.url()};
+  o.observer = prometheus::make_observer(registry, {{"client", "test"}});
+  auto client = Client::create(o);
+  const auto event = [&](const std::string& kind) {
+    return "redlock_node_events_total{client=\"test\",event=\"" + kind + "\",node=\"" +
+           sharded.url() + "\"}";
+  };
+  const std::string key = "prom:cluster";
+  auto lock = client->try_lock(key, 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(value(event("slot_map_read")), 1) << exposition();
+  test::RedisServer& owner = sharded.owner_of(key);
+  test::RedisServer& target = &owner == &sharded.server(0) ? sharded.server(1) : sharded.server(0);
+  sharded.move_slot(static_cast<std::uint16_t>(owner.command({"CLUSTER", "KEYSLOT", key}).integer),
+                    target);
+  ASSERT_TRUE(lock->extend(10s));
+  EXPECT_EQ(value(event("moved")), 1) << exposition();
+  EXPECT_TRUE(eventually(event("slot_map_read"), 2)) << exposition();
+  EXPECT_EQ(value(event("ask")), -1) << "no ASK yet";
+  ASSERT_TRUE(lock->unlock());
 }
 
 }  // namespace

@@ -150,4 +150,52 @@ void ShardedCluster::move_slot(std::uint16_t slot, RedisServer& to) {
   wait_consistent();
 }
 
+RedisServer& ShardedCluster::replica_of(RedisServer& master) {
+  for (const auto& server : servers_) {
+    const Reply role = server->command({"ROLE"});
+    // A replica's ROLE: slave, its master's host, its master's port, ...
+    if (role.elements.size() >= 3 && role.elements[0].str == "slave" &&
+        role.elements[2].integer == master.port()) {
+      return *server;
+    }
+  }
+  throw std::runtime_error("no replica of port " + std::to_string(master.port()));
+}
+
+void ShardedCluster::fail_over_to(RedisServer& replica) {
+  const auto give_up = Clock::now() + form_timeout;
+  const std::string id = node_id(replica);
+  auto fail = [&](const std::string& why) {
+    throw std::runtime_error("port " + std::to_string(replica.port()) + " " + why +
+                             " within 20 s:\n" + replica.log_tail(10));
+  };
+  // The masters vote for a replica they know as one: a cluster just formed may not yet
+  // have told them all, and a manual failover then times out.
+  for (;;) {
+    bool known = true;
+    for (const auto& server : servers_) {
+      const std::string nodes = server->command({"CLUSTER", "NODES"}).str;
+      const auto line = nodes.find(id);
+      known = known && line != std::string::npos &&
+              nodes.substr(line, nodes.find('\n', line) - line).find("slave") != std::string::npos;
+    }
+    if (known && replica.command({"INFO", "replication"}).str.find("master_link_status:up") !=
+                     std::string::npos) {
+      break;
+    }
+    if (Clock::now() > give_up) fail("was not known as a replica everywhere");
+    std::this_thread::sleep_for(20ms);
+  }
+  // A manual failover that times out (5 s) is asked again.
+  while (replica.command({"ROLE"}).elements.at(0).str != "master") {
+    checked(replica, {"CLUSTER", "FAILOVER"});
+    const auto retry = Clock::now() + 6s;
+    while (replica.command({"ROLE"}).elements.at(0).str != "master" && Clock::now() < retry) {
+      std::this_thread::sleep_for(5ms);
+    }
+    if (Clock::now() > give_up) fail("did not become a master");
+  }
+  wait_consistent();
+}
+
 }  // namespace redlock::test

@@ -51,6 +51,13 @@ class ShardedCluster {
   /// answers ASK for keys it no longer has). Keys are not moved.
   void begin_migration(std::uint16_t slot, RedisServer& to);
 
+  /// The replica of `master` (ROLE), with replicas_per_shard > 0. Throws when it has none.
+  RedisServer& replica_of(RedisServer& master);
+  /// CLUSTER FAILOVER on `replica`: its master hands it the slots once it has caught up.
+  /// Waits until `replica` says it is a master and every server agrees on the slots'
+  /// owners.
+  void fail_over_to(RedisServer& replica);
+
   /// Waits until every server agrees on every slot's owner and says cluster_state:ok.
   void wait_consistent();
 

@@ -86,8 +86,11 @@ TEST(ClusterMapTest, SlotsNoShardServesHaveNoOwner) {
   ASSERT_TRUE(map) << problem;
   EXPECT_EQ(map->owner(100), nullptr);
   EXPECT_EQ(map->uncovered(), 16384u - 100u);
-  // A master without slots yet is still a master of the cluster.
+  // A master without slots yet is still a master of the cluster, but holds no keys (a
+  // cluster just formed lists its replicas-to-be so).
   EXPECT_EQ(map->masters().size(), 2u);
+  ASSERT_EQ(map->owners().size(), 1u);
+  EXPECT_EQ(map->owners()[0].port, 7000);
 }
 
 TEST(ClusterMapTest, RefusesShardsThatDoNotReadAsAMap) {

@@ -114,6 +114,29 @@ TEST(MemberStart, AnotherServerCarryingTheOldReplicationIdIsAPromotedReplica) {
       << "a restarted server is not a promoted replica";
 }
 
+// A cluster master that appeared after the client met the member (a promoted replica):
+// whatever its uptime, the writes the member granted may not have reached it.
+TEST(MemberStart, AServerThatAppearedLateIsGuardedFromItsAppearanceWhateverItsAge) {
+  auto r = rules(true, false);
+  r.who = "shard 127.0.0.1:7004: ";
+  MemberStart start(std::move(r));
+  start.appeared(t0);
+  EXPECT_TRUE(core::guarded(start.guard(), t0)) << "unknown until its INFO";
+  start.learned(server("b", 100'000s), t0 + 1s);
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 30s - 1ns));
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 30s)) << "from its appearance, not its INFO";
+  EXPECT_EQ(start.guard().reason.rfind("shard 127.0.0.1:7004: became a master after", 0), 0u)
+      << start.guard().reason;
+  MemberStart refused(rules(true, false));
+  refused.appeared(t0);
+  refused.unanswered(t0 + 1s);
+  EXPECT_TRUE(core::guarded(refused.guard(), t0 + 29s)) << "no INFO: taken as lacking writes";
+  MemberStart off(rules(false, false));
+  off.appeared(t0);
+  off.learned(server("b", 1s), t0);
+  EXPECT_FALSE(core::guarded(off.guard(), t0)) << "the observed rule off";
+}
+
 TEST(MemberStart, WithTheObservedRuleOffARestartIsNotGuarded) {
   MemberStart start(rules(false, false));
   start.connected(t0);

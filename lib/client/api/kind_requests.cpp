@@ -90,7 +90,6 @@ Result<std::shared_ptr<const Held>> keys_held(const Engine& engine,
       return invalid("keys: " + quote_key(key) + " is given twice");
     }
   }
-  if (auto problem = engine.check_key_set_slot(keys)) return invalid(*problem);
   auto held = std::make_shared<Held>();
   held->primitive = Primitive::keys;
   held->key = keys.front();

@@ -86,6 +86,16 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
   }
   if (auto problem = core::check_options(options, identities))
     throw std::invalid_argument(*problem);
+  if (!cluster_members.empty() && options.member_guard.replicas_to_ack > 0) {
+    // WAIT counts the replicas of the connection's own last write: on a cluster the write
+    // went to its slot's master, possibly after a redirection, which a WAIT sent beside it
+    // does not follow; its count would be another shard's, or a write's that never was.
+    throw std::invalid_argument(
+        "member_guard.replicas_to_ack: not supported with cluster member " +
+        cluster_members.front() +
+        ": its WAIT would not follow each write to the shard that took it; leave it 0 (a "
+        "shard that fails over is guarded: member_guard.observed_restarts)");
+  }
   const int quorum = core::effective_quorum(options.quorum, static_cast<int>(options.nodes.size()));
   auto engine = std::make_shared<Engine>(std::move(options), std::move(names), quorum, seams);
   engine->cluster_members_ = std::move(cluster_members);
@@ -113,20 +123,6 @@ std::optional<std::string> Engine::check_lock_key(std::string_view key) const {
          cluster_members_.front() +
          ": it has no hash tag and holds a '}', so no name beside it (its fencing counter) can "
          "share its slot; give it a hash tag, e.g. '{orders}:42'";
-}
-
-std::optional<std::string> Engine::check_key_set_slot(std::span<const std::string> keys) const {
-  if (cluster_members_.empty() || keys.empty()) return std::nullopt;
-  const auto slot = net::key_slot(keys.front());
-  for (const auto& key : keys) {
-    if (net::key_slot(key) == slot) continue;
-    return "keys " + quote_key(keys.front()) + " and " + quote_key(key) +
-           " are in different slots of cluster member " + cluster_members_.front() + " (" +
-           std::to_string(slot) + " and " + std::to_string(net::key_slot(key)) +
-           "): a key set on a cluster is taken in one step on one server, so its keys must share "
-           "a hash tag, e.g. '{orders}:1' and '{orders}:2'";
-  }
-  return std::nullopt;
 }
 
 std::optional<std::string> Engine::check_extend_ttl(std::chrono::milliseconds ttl) const {

@@ -9,7 +9,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -74,9 +73,6 @@ class Engine : public std::enable_shared_from_this<Engine> {
   /// member, cannot share its slot with the names the library keeps beside it
   /// (net::slot_companion): "key 'a}b' cannot be placed on cluster member <URL>: ...".
   std::optional<std::string> check_lock_key(std::string_view key) const;
-  /// On a Redis Cluster member, why the keys of a key set cannot be taken together: they
-  /// do not share one slot (a key set is one script on one server).
-  std::optional<std::string> check_key_set_slot(std::span<const std::string> keys) const;
   const Seams& seams() const noexcept { return seams_; }
   core::DriftPolicy drift() const noexcept {
     return {options_.drift_factor, options_.drift_margin};

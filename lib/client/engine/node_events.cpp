@@ -53,6 +53,15 @@ net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
     state->report(NodeEventKind::master_changed, {}, master, LogLevel::warning,
                   "now served by " + std::string(master));
   };
+  // A cluster's redirections and slot maps: routine during a resharding, so no warnings.
+  connection.on_redirected = [state](bool moved, std::string_view detail) {
+    state->report(moved ? NodeEventKind::moved : NodeEventKind::ask, {}, detail,
+                  moved ? LogLevel::info : LogLevel::debug, "redirected: " + std::string(detail));
+  };
+  connection.on_slot_map = [state](std::string_view shards) {
+    state->report(NodeEventKind::slot_map_read, {}, shards, LogLevel::debug,
+                  "slot map read: " + std::string(shards));
+  };
   connection.on_failed = [state](std::error_code error, std::string_view detail) {
     if (state->up) {
       state->up = false;

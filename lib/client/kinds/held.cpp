@@ -2,10 +2,14 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <array>
+#include <functional>
+#include <memory>
 #include <vector>
 
 #include "client/engine/engine.hpp"
+#include "client/kinds/key_set_slots.hpp"
 #include "client/kinds/lock_state.hpp"
 #include "client/rounds/round.hpp"
 #include "client/util/messages.hpp"
@@ -122,14 +126,54 @@ struct KeySetKeys {
   std::vector<std::string_view> keys;
 };
 
-KeySetKeys key_set_keys(const Node& node, const Held& held, bool fencing) {
+KeySetKeys key_set_keys(const Node& node, const std::vector<std::string>& keys, bool fencing) {
   KeySetKeys out;
-  out.keys.assign(held.keys.begin(), held.keys.end());
+  out.keys.assign(keys.begin(), keys.end());
   if (!fencing) return out;
-  out.fence_keys.reserve(held.keys.size());
-  for (const auto& key : held.keys) out.fence_keys.push_back(node.fence_key(key));
+  out.fence_keys.reserve(keys.size());
+  for (const auto& key : keys) out.fence_keys.push_back(node.fence_key(key));
   out.keys.insert(out.keys.end(), out.fence_keys.begin(), out.fence_keys.end());
   return out;
+}
+
+// Sends one script per slot group (`send(group, its callback)`), in parallel, and hands
+// every group's reply to `all_done` once the last has come. Node callbacks never run
+// inside the call that sends, so the count cannot reach zero before every group is sent.
+void per_slot(const std::vector<SlotGroup>& groups,
+              const std::function<void(std::size_t, NodeCallback)>& send,
+              std::function<void(std::vector<NodeReply>&&)> all_done) {
+  struct Replies {
+    std::vector<NodeReply> parts;
+    std::size_t left = 0;
+    std::function<void(std::vector<NodeReply>&&)> all_done;
+  };
+  auto replies = std::make_shared<Replies>();
+  replies->parts.resize(groups.size());
+  replies->left = groups.size();
+  replies->all_done = std::move(all_done);
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    send(i, [replies, i](NodeReply&& reply) {
+      replies->parts[i] = std::move(reply);
+      if (--replies->left == 0) replies->all_done(std::move(replies->parts));
+    });
+  }
+}
+
+void key_set_acquire(Node& node, const std::vector<std::string>& keys, std::string_view value,
+                     const std::string& ttl_ms, bool fencing, milliseconds timeout,
+                     NodeCallback done) {
+  const auto set = key_set_keys(node, keys, fencing);
+  const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
+  node.run_family_script(scripts::multi_acquire(), set.keys, args, timeout, interpret_family_reply,
+                         std::move(done));
+}
+
+void key_set_release(Node& node, const std::vector<std::string>& keys, std::string_view value,
+                     Announce announce, milliseconds timeout, NodeCallback done) {
+  const std::vector<std::string_view> names(keys.begin(), keys.end());
+  const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
+  node.release_by_script(scripts::multi_release(), names, args, timeout, interpret_family_reply,
+                         std::move(done));
 }
 
 }  // namespace
@@ -145,10 +189,33 @@ void send_family_acquire(Node& node, const Held& held, std::string_view value, m
                                   interpret_family_reply, std::move(done));
   }
   if (held.primitive == Primitive::keys) {
-    const auto set = key_set_keys(node, held, fencing);
-    const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
-    return node.run_family_script(scripts::multi_acquire(), set.keys, args, timeout,
-                                  interpret_family_reply, std::move(done));
+    auto groups = slot_groups(held.keys, node.routes_by_slot());
+    if (groups.size() == 1) {
+      return key_set_acquire(node, held.keys, value, ttl_ms, fencing, timeout, std::move(done));
+    }
+    const auto send = [&](std::size_t i, NodeCallback part) {
+      key_set_acquire(node, groups[i].keys, value, ttl_ms, fencing, timeout, std::move(part));
+    };
+    const std::size_t count = held.keys.size();
+    // A refusal by one slot: the slots that granted release their keys at once, since the
+    // member did not grant the set (errors leave them to the attempt's leftover release).
+    return per_slot(groups, send,
+                    [&node, groups, count, value = std::string(value), timeout,
+                     done = std::move(done)](std::vector<NodeReply>&& parts) {
+                      std::vector<std::size_t> granted;
+                      for (std::size_t i = 0; i < parts.size(); ++i) {
+                        if (parts[i].status == NodeStatus::granted) granted.push_back(i);
+                      }
+                      auto reply =
+                          combine_slot_replies(SlotCall::acquire, std::move(parts), groups, count);
+                      if (reply.status == NodeStatus::held) {
+                        for (const auto i : granted) {
+                          key_set_release(node, groups[i].keys, value, Announce::no, timeout,
+                                          [](NodeReply&&) {});
+                        }
+                      }
+                      done(std::move(reply));
+                    });
   }
   const std::string fence_key = node.fence_key(held.key);
   const std::string intent_ms = std::to_string(held.intent_ttl.count());
@@ -163,10 +230,19 @@ void send_family_extend(Node& node, const Held& held, std::string_view value, mi
                         milliseconds timeout, NodeCallback done) {
   const std::string ttl_ms = std::to_string(ttl.count());
   if (held.primitive == Primitive::keys) {
-    const std::vector<std::string_view> keys(held.keys.begin(), held.keys.end());
-    const std::array<std::string_view, 2> args{value, ttl_ms};
-    return node.run_family_script(scripts::multi_extend(), keys, args, timeout,
-                                  interpret_family_reply, std::move(done));
+    const auto groups = slot_groups(held.keys, node.routes_by_slot());
+    const auto send = [&](std::size_t i, NodeCallback part) {
+      const std::vector<std::string_view> keys(groups[i].keys.begin(), groups[i].keys.end());
+      const std::array<std::string_view, 2> args{value, ttl_ms};
+      node.run_family_script(scripts::multi_extend(), keys, args, timeout, interpret_family_reply,
+                             std::move(part));
+    };
+    if (groups.size() == 1) return send(0, std::move(done));
+    return per_slot(
+        groups, send,
+        [groups, count = held.keys.size(), done = std::move(done)](std::vector<NodeReply>&& parts) {
+          done(combine_slot_replies(SlotCall::extend, std::move(parts), groups, count));
+        });
   }
   const std::array<std::string_view, 1> keys{held.key};
   const std::array<std::string_view, 3> args{value, ttl_ms, mode_of(held)};
@@ -179,10 +255,35 @@ void send_family_extend(Node& node, const Held& held, std::string_view value, mi
 void send_family_release(Node& node, const Held& held, std::string_view value, Announce announce,
                          milliseconds timeout, NodeCallback done, bool keep_intent) {
   if (held.primitive == Primitive::keys) {
-    const std::vector<std::string_view> keys(held.keys.begin(), held.keys.end());
-    const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
-    return node.release_by_script(scripts::multi_release(), keys, args, timeout,
-                                  interpret_family_reply, std::move(done));
+    auto groups = slot_groups(held.keys, node.routes_by_slot());
+    if (groups.size() == 1) {
+      return key_set_release(node, held.keys, value, announce, timeout, std::move(done));
+    }
+    // The slot of the set's first key, whose channel waiters listen on, is released last,
+    // once the others answered: a waiter woken by its announcement finds the set free.
+    std::rotate(groups.begin(), groups.begin() + 1, groups.end());
+    auto ordered = std::make_shared<const std::vector<SlotGroup>>(std::move(groups));
+    const std::vector<SlotGroup> others(ordered->begin(), ordered->end() - 1);
+    const auto send = [&](std::size_t i, NodeCallback part) {
+      key_set_release(node, others[i].keys, value, Announce::no, timeout, std::move(part));
+    };
+    return per_slot(
+        others, send,
+        [&node, ordered, count = held.keys.size(), value = std::string(value), announce, timeout,
+         done = std::move(done)](std::vector<NodeReply>&& replies) mutable {
+          // A client closing answers every call cancelled: nothing more is sent.
+          const auto cancelled = std::find_if(replies.begin(), replies.end(), [](const auto& part) {
+            return part.status == NodeStatus::cancelled;
+          });
+          if (cancelled != replies.end()) return done(NodeReply(*cancelled));
+          key_set_release(
+              node, ordered->back().keys, value, announce, timeout,
+              [ordered, replies = std::move(replies), count,
+               done = std::move(done)](NodeReply&& first_slot) mutable {
+                replies.push_back(std::move(first_slot));
+                done(combine_slot_replies(SlotCall::release, std::move(replies), *ordered, count));
+              });
+        });
   }
   const std::array<std::string_view, 1> keys{held.key};
   const std::array<std::string_view, 4> args{value, announce == Announce::yes ? "1" : "0",
@@ -207,14 +308,24 @@ void send_family_fence(Node& node, const Held& held, std::string_view value, std
 void send_key_set_fence(Node& node, const Held& held, std::string_view value,
                         const std::vector<std::uint64_t>& tokens, milliseconds timeout,
                         NodeCallback done) {
-  std::vector<std::string> token_texts;
-  token_texts.reserve(tokens.size());
-  for (const auto token : tokens) token_texts.push_back(std::to_string(token));
-  std::vector<std::string_view> args{value};
-  args.insert(args.end(), token_texts.begin(), token_texts.end());
-  const auto set = key_set_keys(node, held, /*fencing=*/true);
-  node.run_family_script(scripts::multi_fence(), set.keys, args, timeout, interpret_family_reply,
-                         std::move(done));
+  const auto groups = slot_groups(held.keys, node.routes_by_slot());
+  const auto send = [&](std::size_t i, NodeCallback part) {
+    std::vector<std::string> token_texts;
+    for (const auto at : groups[i].positions) {
+      token_texts.push_back(std::to_string(at < tokens.size() ? tokens[at] : 0));
+    }
+    std::vector<std::string_view> args{value};
+    args.insert(args.end(), token_texts.begin(), token_texts.end());
+    const auto set = key_set_keys(node, groups[i].keys, /*fencing=*/true);
+    node.run_family_script(scripts::multi_fence(), set.keys, args, timeout, interpret_family_reply,
+                           std::move(part));
+  };
+  if (groups.size() == 1) return send(0, std::move(done));
+  per_slot(
+      groups, send,
+      [groups, count = held.keys.size(), done = std::move(done)](std::vector<NodeReply>&& parts) {
+        done(combine_slot_replies(SlotCall::fence, std::move(parts), groups, count));
+      });
 }
 
 }  // namespace redlock::detail

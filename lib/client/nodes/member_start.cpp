@@ -58,9 +58,21 @@ void MemberStart::connected(core::Clock::time_point now) {
   if (last_ ? rules_.observed : rules_.first_contact) guard_.known = false;
 }
 
+void MemberStart::appeared(core::Clock::time_point now) {
+  connected_at_ = now;
+  if (!rules_.observed) return;
+  appeared_ = true;
+  guard_.known = false;
+}
+
 void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_point now) {
   guard_.known = true;
-  if (!last_) {
+  if (!last_ && appeared_) {
+    guard_from(connected_at_,
+               "became a master after this client met the member: a promoted replica may lack "
+               "writes the member granted",
+               now);
+  } else if (!last_) {
     // A freshly started fleet and one that lost its keys look the same from here: only
     // the opt-in rule takes a young member for one that may have lost keys.
     if (rules_.first_contact && identity.uptime < bound()) {
@@ -88,7 +100,7 @@ void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_poin
 
 void MemberStart::unanswered(core::Clock::time_point now) {
   guard_.known = true;
-  if (last_ ? rules_.observed : rules_.first_contact) {
+  if (last_ || appeared_ ? rules_.observed : rules_.first_contact) {
     guard_from(connected_at_, "INFO refused, so its start is unknown: taken as restarted", now);
   }
 }
@@ -98,7 +110,7 @@ void MemberStart::guard_from(core::Clock::time_point start, std::string reason,
   const auto until = start + bound();
   if (until <= guard_.until) return;
   guard_.until = until;
-  guard_.reason = std::move(reason);
+  guard_.reason = rules_.who + reason;
   if (until > now && rules_.on_guarded) {
     rules_.on_guarded(std::chrono::ceil<std::chrono::milliseconds>(until - now), guard_.reason);
   }
@@ -134,6 +146,12 @@ void MemberWatch::ask(net::Connection& connection) {
 void MemberWatch::ready(net::Connection& connection) {
   if (!start_.rules().any()) return;
   start_.connected(core::Clock::now());
+  ask(connection);
+}
+
+void MemberWatch::appeared(net::Connection& connection) {
+  if (!start_.rules().any()) return;
+  start_.appeared(core::Clock::now());
   ask(connection);
 }
 

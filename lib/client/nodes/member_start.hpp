@@ -47,6 +47,9 @@ class MemberStart {
     /// reports it (NodeEventKind::guarded, a warning in the log) so an operator sees a
     /// member that does not count, not only a lock that fails.
     std::function<void(std::chrono::milliseconds, std::string_view)> on_guarded;
+    /// Put before every reason: which server of the member it concerns ("shard
+    /// 127.0.0.1:7001: "), where a member has several (a cluster's masters).
+    std::string who;
     bool any() const noexcept { return observed || first_contact; }
   };
 
@@ -55,6 +58,10 @@ class MemberStart {
   /// A connection to the member became ready at `now`: until its INFO is answered, a
   /// server this client met before may be another one, so its grants do not count.
   void connected(core::Clock::time_point now);
+  /// Like connected(), for a server that joined the member after this client met it (a
+  /// cluster master promoted or given slots later): whatever its age, it may lack writes
+  /// the member granted, so its answer starts a guard from `now`.
+  void appeared(core::Clock::time_point now);
   /// The connection's INFO answered.
   void learned(const ServerIdentity& identity, core::Clock::time_point now);
   /// The connection's INFO was refused (an ACL, a renamed command): the server cannot
@@ -71,6 +78,7 @@ class MemberStart {
   Rules rules_;
   core::MemberGuard guard_;
   std::optional<ServerIdentity> last_;
+  bool appeared_ = false;
   core::Clock::time_point connected_at_{};
 };
 
@@ -86,6 +94,8 @@ class MemberWatch {
   void ask(net::Connection& connection);
   /// A connection became ready (its INFO may be queued behind lock commands).
   void ready(net::Connection& connection);
+  /// MemberStart::appeared, then asks.
+  void appeared(net::Connection& connection);
   const core::MemberGuard& guard() const noexcept { return start_.guard(); }
 
  private:

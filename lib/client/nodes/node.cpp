@@ -13,6 +13,7 @@
 
 #include "client/loop/timer.hpp"
 #include "client/nodes/acquire_reply.hpp"
+#include "client/nodes/shard_watch.hpp"
 #include "net/cluster_slot.hpp"
 #include "net/pipeline.hpp"
 #include "scripts/lock_scripts.hpp"
@@ -54,6 +55,15 @@ class RedisNode final : public Node {
         loop_(loop),
         probe_timeout_(options.connect_timeout),
         cluster_(options.endpoint.is_cluster()) {
+    // A cluster's start is its shard masters' (client/nodes/shard_watch.hpp); the router
+    // tells of them from its first (synchronous) start on.
+    if (cluster_) {
+      shards_.emplace(probe_timeout_);
+      options.on_shard = [this](net::Connection& shard, const std::string& address,
+                                net::ShardEvent event) {
+        shards_->on_shard(shard, address, event);
+      };
+    }
     // The connection calls this only while it is open, and it is closed before this node
     // goes away (connection_ is the last member).
     // An on_ready already set (the observer's) runs first.
@@ -82,12 +92,16 @@ class RedisNode final : public Node {
     return net::slot_companion(key, scripts::fence_suffix).value_or(Node::fence_key(key));
   }
 
+  bool routes_by_slot() const noexcept override { return cluster_; }
+
   void watch_start(MemberStart::Rules rules) override {
+    if (shards_) return shards_->start(rules);
     watch_.emplace(std::move(rules), probe_timeout_);
     if (connection_) watch_->ask(*connection_);
   }
 
   const core::MemberGuard& guard() const noexcept override {
+    if (shards_) return shards_->guard();
     return watch_ ? watch_->guard() : Node::guard();
   }
 
@@ -667,6 +681,7 @@ class RedisNode final : public Node {
   int replicas_to_ack_ = 0;
   bool cluster_;
   std::optional<MemberWatch> watch_;  // before connection_, whose callbacks point into it
+  std::optional<ShardWatch> shards_;  // a cluster's, instead of watch_; as watch_
   TimerPtr retry_timer_;              // closed in close()
   net::ConnectionPtr connection_;     // last: closed before the members its callbacks touch
 };

@@ -85,6 +85,9 @@ class Node {
   /// Cluster member a name in the key's slot (net::slot_companion), the same for every
   /// kind of holder of the key.
   virtual std::string fence_key(std::string_view key) const;
+  /// Whether a script runs only on keys of one slot here (a Redis Cluster member): a key
+  /// set is then sent as one script per slot (client/kinds/key_set_slots.hpp).
+  virtual bool routes_by_slot() const noexcept { return false; }
 
   virtual void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
                        bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,

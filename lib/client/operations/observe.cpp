@@ -60,6 +60,12 @@ const char* to_string(NodeEventKind kind) noexcept {
       return "guarded";
     case NodeEventKind::master_changed:
       return "master_changed";
+    case NodeEventKind::moved:
+      return "moved";
+    case NodeEventKind::ask:
+      return "ask";
+    case NodeEventKind::slot_map_read:
+      return "slot_map_read";
   }
   return "unknown";
 }

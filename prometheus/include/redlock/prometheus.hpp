@@ -45,7 +45,10 @@ namespace redlock::prometheus {
 ///                                              by one more down: NodeEventKind)
 ///   redlock_node_events_total{node,event}      counter: down, connect_failed,
 ///                                              script_reloaded, overloaded, guarded,
-///                                              master_changed (a Sentinel failover followed)
+///                                              master_changed (a Sentinel failover followed),
+///                                              moved, ask (a Redis Cluster member's
+///                                              redirections), slot_map_read (its slot map
+///                                              read, at the start and at each refresh)
 ///   redlock_member_guarded_until_seconds{node} gauge: Unix time until which the member's
 ///                                              grants do not count (Options::member_guard);
 ///                                              alert on it being above time()

@@ -1,0 +1,222 @@
+// A cluster member's shard masters losing keys, on real clusters: a master restarted
+// without persistence while a lock on one of its keys is held, and a replica promoted by
+// CLUSTER FAILOVER. The member guard (Options::member_guard) watches every shard master,
+// not only the seed that carries the member's keyless commands; and a failover is
+// followed (MOVED, a fresh slot map) so that extend and release still reach the key.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <redlock/redlock.hpp>
+
+#include "support/redis_server.hpp"
+#include "support/sharded_cluster.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+Options member(test::ShardedCluster& cluster, std::chrono::milliseconds longest_ttl) {
+  Options options;
+  options.nodes = {cluster.url()};
+  options.retry_delay = 50ms;
+  options.member_guard.longest_ttl = longest_ttl;
+  return options;
+}
+
+// A key whose slot a master other than the first seed owns: the seed carries the member's
+// keyless commands (its INFO was the only one watched before), so a guard seen for this
+// key comes from its own shard.
+std::string key_off_the_seed(test::ShardedCluster& cluster, const std::string& prefix) {
+  for (int i = 0;; ++i) {
+    std::string key = prefix + std::to_string(i);
+    if (&cluster.owner_of(key) != &cluster.server(0)) return key;
+  }
+}
+
+// Another key of `key`'s slot.
+std::string beside(const std::string& key, const std::string& what) {
+  return "{" + key + "}:" + what;
+}
+
+void expect_contains(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << "no \"" << part << "\" in: " << text;
+}
+
+// The contender met the shard before its master restarted empty: while the holder's lock
+// may still be live, the contender must not get the key on that shard's grant; once the
+// longest ttl has passed since the shard came back, it does.
+TEST(ClusterShardFaults, AShardMasterRestartedEmptyIsGuardedNotOnlyTheSeed) {
+  test::ShardedCluster cluster;
+  const std::string key = key_off_the_seed(cluster, "shard-restart:");
+  test::RedisServer& owner = cluster.owner_of(key);
+  auto holder = Client::create(member(cluster, 3s));
+  auto contender = Client::create(member(cluster, 3s));
+  {
+    auto met = contender->try_lock(beside(key, "meet"), 1s);
+    ASSERT_TRUE(met) << met.error().message();
+    ASSERT_TRUE(met->unlock());
+  }
+  auto lock = holder->try_lock(key, 3s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  const auto valid_until = Clock::now() + lock->validity();
+
+  owner.restart();
+  cluster.wait_consistent();
+  ASSERT_TRUE(owner.command({"GET", key}).is_nil()) << "the restart kept the key";
+
+  auto during = contender->lock(key, {.ttl = 3s, .wait = 500ms});
+  ASSERT_FALSE(during) << "two holders: the restarted shard's grant counted";
+  EXPECT_LT(Clock::now(), valid_until);
+  expect_contains(during.error().message(), "guarded for another");
+  expect_contains(during.error().message(), "shard 127.0.0.1:" + std::to_string(owner.port()));
+  expect_contains(during.error().message(), "run_id changed");
+
+  auto after = contender->lock(key, {.ttl = 3s, .wait = 5s});
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_GE(Clock::now(), valid_until) << "handed out while the first holder was valid";
+}
+
+// A shard's replica takes over its slots (CLUSTER FAILOVER) while a lock on one of its keys
+// is held. The client follows: its extend reaches the old master, which answers MOVED, and
+// is carried by the new one; release removes the key there; a new lock on another key of
+// the shard is granted. The guard is off here: with it, the promoted replica's grants do
+// not count for the longest ttl (the next test), and this one times the follow alone.
+TEST(ClusterShardFaults, AShardFailoverIsFollowedByExtendReleaseAndNewLocks) {
+  test::ShardedCluster cluster({.shards = 3, .replicas_per_shard = 1});
+  const std::string key = key_off_the_seed(cluster, "shard-failover:");
+  test::RedisServer& old_master = cluster.owner_of(key);
+  test::RedisServer& replica = cluster.replica_of(old_master);
+  auto options = member(cluster, 0ms);
+  options.member_guard.observed_restarts = false;
+  auto client = Client::create(options);
+  auto lock = client->lock(key, {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+
+  // Locks on another key of the shard, one after another, while the shard fails over:
+  // the longest time between two of them granted is how long the client took to follow.
+  std::atomic<bool> stop{false};
+  std::vector<Clock::time_point> granted;
+  std::thread prober([&] {
+    while (!stop) {
+      auto probe = client->try_lock(beside(key, "probe"), 2s);
+      if (probe) {
+        granted.push_back(Clock::now());
+        (void)probe->unlock();
+      }
+    }
+  });
+  const auto asked = Clock::now();
+  cluster.fail_over_to(replica);
+  const auto promoted = Clock::now();
+  std::this_thread::sleep_for(200ms);
+  stop = true;
+  prober.join();
+  Clock::duration longest_gap{0};
+  for (std::size_t i = 1; i < granted.size(); ++i) {
+    longest_gap = std::max(longest_gap, granted[i] - granted[i - 1]);
+  }
+  ASSERT_FALSE(granted.empty());
+  EXPECT_GT(granted.back(), promoted) << "no lock on the shard granted after the failover";
+  ASSERT_EQ(&cluster.owner_of(key), &replica);
+  ASSERT_EQ(replica.command({"GET", key}).str, lock->value()) << "the replica lacked the key";
+
+  const auto extend_sent = Clock::now();
+  auto extended = lock->extend(20s);
+  const auto followed = Clock::now();
+  ASSERT_TRUE(extended) << extended.error().message();
+  EXPECT_GT(replica.command({"PTTL", key}).integer, 12'000) << "the extend missed the new master";
+  auto ms = [](Clock::duration span) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
+  };
+  std::cout << "[ timing ] replica known everywhere, CLUSTER FAILOVER, every server agrees: "
+            << ms(promoted - asked)
+            << " ms; longest gap between two locks granted on the shard meanwhile: "
+            << ms(longest_gap) << " ms (" << granted.size()
+            << " granted); the held lock's first extend after it: " << ms(followed - extend_sent)
+            << " ms\n";
+
+  ASSERT_TRUE(lock->unlock());
+  EXPECT_TRUE(replica.command({"GET", key}).is_nil()) << "the release missed the new master";
+
+  auto next = client->lock(beside(key, "next"), {.ttl = 5s, .fencing = true});
+  ASSERT_TRUE(next) << next.error().message();
+  EXPECT_TRUE(next->fencing_token().has_value());
+  EXPECT_EQ(replica.command({"GET", beside(key, "next")}).str, next->value());
+  EXPECT_TRUE(next->unlock());
+}
+
+// A replica promoted after the client met the cluster is a server it never met while
+// holding the member's keys: whatever its age, its grants do not count until the longest
+// ttl has passed since it appeared (a failover to a replica the writes had not reached
+// would otherwise hand out a held key).
+TEST(ClusterShardFaults, APromotedReplicaIsGuardedAsALateMaster) {
+  test::ShardedCluster cluster({.shards = 3, .replicas_per_shard = 1});
+  const std::string key = key_off_the_seed(cluster, "shard-promoted:");
+  test::RedisServer& replica = cluster.replica_of(cluster.owner_of(key));
+  auto client = Client::create(member(cluster, 2s));
+  {
+    auto met = client->try_lock(beside(key, "meet"), 1s);
+    ASSERT_TRUE(met) << met.error().message();
+    ASSERT_TRUE(met->unlock());
+  }
+  cluster.fail_over_to(replica);
+  const auto promoted = Clock::now();
+
+  auto during = client->lock(key, {.ttl = 2s, .wait = 300ms});
+  ASSERT_FALSE(during) << "the promoted replica's grant counted at once";
+  expect_contains(during.error().message(), "guarded for another");
+  expect_contains(during.error().message(), "shard 127.0.0.1:" + std::to_string(replica.port()));
+  expect_contains(during.error().message(), "became a master after");
+
+  auto after = client->lock(key, {.ttl = 2s, .wait = 5s});
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_GE(Clock::now(), promoted + 2s);
+  EXPECT_TRUE(after->unlock());
+}
+
+// A promoted replica that dies before the client learns who it is must not keep the
+// member guarded once its slots have moved on: the cluster promotes its own replica (the
+// old master) after the node timeout, which the client guards for the bound from when it
+// sees it own slots again, and then the member counts once more.
+TEST(ClusterShardFaults, AMasterThatLostItsSlotsNoLongerGuardsTheMember) {
+  test::ShardedCluster cluster({.shards = 3, .replicas_per_shard = 1});
+  const std::string key = key_off_the_seed(cluster, "shard-gone:");
+  test::RedisServer& old_master = cluster.owner_of(key);
+  test::RedisServer& replica = cluster.replica_of(old_master);
+  auto client = Client::create(member(cluster, 1s));
+  {
+    auto met = client->try_lock(beside(key, "meet"), 1s);
+    ASSERT_TRUE(met) << met.error().message();
+    ASSERT_TRUE(met->unlock());
+  }
+  cluster.fail_over_to(replica);
+  replica.kill9();
+  // The client meets the promoted replica only now, through the old master's MOVED: its
+  // connection fails before it can say who it is.
+  auto during = client->lock(key, {.ttl = 1s, .wait = 300ms});
+  ASSERT_FALSE(during) << "a dead master's slot granted";
+  const auto gave_up = Clock::now() + 20s;
+  while (old_master.command({"ROLE"}).elements.at(0).str != "master") {
+    ASSERT_LT(Clock::now(), gave_up) << "the cluster did not promote the old master back";
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto promoted_back = Clock::now();
+  auto after = client->lock(key, {.ttl = 1s, .wait = 10s});
+  ASSERT_TRUE(after) << after.error().message();
+  // Its replication id changed twice meanwhile: guarded from when the client saw it again.
+  EXPECT_GE(Clock::now(), promoted_back + 1s);
+  EXPECT_TRUE(after->unlock());
+}
+
+}  // namespace
+}  // namespace redlock
