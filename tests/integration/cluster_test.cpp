@@ -60,6 +60,18 @@ class ClusterTest : public ::testing::Test {
     return value;
   }
 
+  // `key`'s PTTL on `server` once it exceeds `above`, or after a second: as for settled(),
+  // an extend returns at the quorum's decision and the other members' replies come later.
+  static long long extended(test::RedisServer& server, const std::string& key, long long above) {
+    long long left = 0;
+    for (int tries = 0; tries < 1000; ++tries) {
+      left = server.command({"PTTL", key}).integer;
+      if (left > above) break;
+      std::this_thread::sleep_for(1ms);
+    }
+    return left;
+  }
+
   // A master of cluster `i` other than `owner`.
   static test::RedisServer& another_master(std::size_t i, test::RedisServer& owner) {
     return &owner == &cluster(i).server(0) ? cluster(i).server(1) : cluster(i).server(0);
@@ -86,7 +98,7 @@ TEST_F(ClusterTest, FiveClustersGrantAFencedLockOnEachKeysOwner) {
     }
     ASSERT_TRUE(lock->fencing_token());
     ASSERT_TRUE(lock->extend(20s)) << key;
-    EXPECT_GT(cluster(0).owner_of(key).command({"PTTL", key}).integer, 15000);
+    EXPECT_GT(extended(cluster(0).owner_of(key), key, 15000), 15000);
     ASSERT_TRUE(lock->unlock());
     for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(settled(i, key, ""), "");
   }
@@ -152,13 +164,7 @@ TEST_F(ClusterTest, ALockFollowsItsSlotToAnotherShard) {
   }
   ASSERT_TRUE(lock->extend(30s)) << "extend after the move";
   for (std::size_t i = 0; i < 3; ++i) {
-    // The call returned at the quorum's decision; a redirected member may answer later.
-    long long left = 0;
-    for (int tries = 0; tries < 1000 && left <= 25000; ++tries) {
-      left = new_owners[i]->command({"PTTL", key}).integer;
-      if (left <= 25000) std::this_thread::sleep_for(1ms);
-    }
-    EXPECT_GT(left, 25000) << "cluster " << i;
+    EXPECT_GT(extended(*new_owners[i], key, 25000), 25000) << "cluster " << i;
   }
   // A new holder is refused by the moved slots too, then gets the key after the release.
   EXPECT_FALSE(client->try_lock(key, 10s));
@@ -351,7 +357,7 @@ TEST_F(ClusterTest, AKeySetSpreadOverSlotsIsTakenAllOrNonePerMember) {
   ASSERT_TRUE(set->extend(20s));
   for (std::size_t i = 0; i < 5; ++i) {
     for (const auto& key : keys) {
-      EXPECT_GT(cluster(i).owner_of(key).command({"PTTL", key}).integer, 15'000)
+      EXPECT_GT(extended(cluster(i).owner_of(key), key, 15'000), 15'000)
           << key << " on cluster " << i;
     }
   }
