@@ -379,6 +379,11 @@ std::vector<std::string> RedisServer::command_line() const {
                              certificates.server_cert, "--tls-key-file", certificates.server_key,
                              "--tls-ca-cert-file", certificates.ca_cert, "--tls-auth-clients",
                              tls_auth_clients(options_.tls_client_auth)});
+    // The server's own connections (a replica to its master, the cluster bus, a sentinel
+    // to the servers it watches) present the client certificate: the server's is for
+    // serverAuth only, and the peer asks for a client certificate.
+    args.insert(args.end(), {"--tls-client-cert-file", certificates.client_cert,
+                             "--tls-client-key-file", certificates.client_key});
   }
   if (options_.cluster) {
     args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",

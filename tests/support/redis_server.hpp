@@ -67,7 +67,9 @@ struct RedisServerOptions {
   /// Serve TLS on port(), with the certificates of test_certificates(); url() becomes
   /// rediss://. The server then also listens in plain text on plain_port(): command() and
   /// the start-up check use that port, so the fixture's own channel stays plain RESP over
-  /// hiredis and works whatever the TLS settings under test are.
+  /// hiredis and works whatever the TLS settings under test are. The server's own
+  /// outgoing TLS connections (replication, cluster bus, sentinel) present the client
+  /// certificate.
   bool tls = false;
   TlsClientAuth tls_client_auth = TlsClientAuth::required;
   /// Non-empty: run a sentinel instead (redis-server <dir>/sentinel.conf --sentinel), with

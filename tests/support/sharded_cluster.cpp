@@ -51,8 +51,17 @@ ShardedCluster::ShardedCluster(ShardedClusterOptions options) : options_(options
   RedisServerOptions node;
   node.cluster = true;
   node.extra_args = {"--repl-diskless-sync-delay", "0", "--cluster-node-timeout", "2000"};
+  node.tls = options_.tls;
+  std::string command = cli;
+  if (options_.tls) {
+    node.extra_args.insert(node.extra_args.end(),
+                           {"--tls-cluster", "yes", "--tls-replication", "yes"});
+    const TestCertificates& certificates = test_certificates();
+    command += " --tls --cacert " + certificates.ca_cert + " --cert " + certificates.client_cert +
+               " --key " + certificates.client_key;
+  }
   const std::size_t count = options_.shards * (1 + options_.replicas_per_shard);
-  std::string command = cli + " --cluster create";
+  command += " --cluster create";
   for (std::size_t i = 0; i < count; ++i) {
     servers_.push_back(std::make_unique<RedisServer>(node));
     command += " 127.0.0.1:" + std::to_string(servers_.back()->port());
@@ -67,7 +76,7 @@ ShardedCluster::ShardedCluster(ShardedClusterOptions options) : options_(options
 }
 
 std::string ShardedCluster::url() const {
-  std::string url = "redis-cluster://";
+  std::string url = options_.tls ? "rediss-cluster://" : "redis-cluster://";
   for (std::size_t i = 0; i < servers_.size(); ++i) {
     url += (i == 0 ? "" : ",") + std::string("127.0.0.1:") + std::to_string(servers_[i]->port());
   }
@@ -106,12 +115,18 @@ std::string ShardedCluster::node_id(RedisServer& server) {
   return checked(server, {"CLUSTER", "MYID"}).str;
 }
 
+// A TLS cluster names each server's plain port to the fixture's plain connections.
+RedisServer& ShardedCluster::server_on_port(std::uint16_t port) {
+  for (const auto& server : servers_) {
+    if (server->port() == port || server->plain_port() == port) return *server;
+  }
+  throw std::runtime_error("no server of the cluster is on port " + std::to_string(port));
+}
+
 RedisServer& ShardedCluster::owner_of_slot(std::uint16_t slot) {
   const std::uint16_t port = master_port(checked(*servers_[0], {"CLUSTER", "SLOTS"}), slot);
-  for (const auto& server : servers_) {
-    if (server->port() == port) return *server;
-  }
-  throw std::runtime_error("no server owns slot " + std::to_string(slot));
+  if (port == 0) throw std::runtime_error("no server owns slot " + std::to_string(slot));
+  return server_on_port(port);
 }
 
 RedisServer& ShardedCluster::owner_of(const std::string& key) {
@@ -155,7 +170,8 @@ RedisServer& ShardedCluster::replica_of(RedisServer& master) {
     const Reply role = server->command({"ROLE"});
     // A replica's ROLE: slave, its master's host, its master's port, ...
     if (role.elements.size() >= 3 && role.elements[0].str == "slave" &&
-        role.elements[2].integer == master.port()) {
+        (role.elements[2].integer == master.port() ||
+         role.elements[2].integer == master.plain_port())) {
       return *server;
     }
   }

@@ -1,0 +1,142 @@
+// Sentinel groups and Redis Clusters as members over TLS, against real servers that serve
+// TLS (with tls-replication, and tls-cluster for the cluster bus): a fenced lock, extend
+// and release on a rediss-sentinel:// member and on a rediss-cluster:// member with a key
+// on each shard and a slot moved while held.
+//
+// One group (a master, one replica, three sentinels) and one cluster of three shards are
+// shared by the suite.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <redlock/redlock.hpp>
+
+#include "support/redis_server.hpp"
+#include "support/sentinel_group.hpp"
+#include "support/sharded_cluster.hpp"
+
+namespace redlock {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+class TlsMembersTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    test::SentinelGroupOptions group;
+    group.master_name = "tls-group";
+    group.replicas = 1;
+    group.tls = true;
+    group_ = new test::SentinelGroup(group);
+    test::ShardedClusterOptions cluster;
+    cluster.tls = true;
+    cluster_ = new test::ShardedCluster(cluster);
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+    delete group_;
+    group_ = nullptr;
+  }
+
+  static Options tls_options(const std::string& member) {
+    Options options;
+    options.nodes = {member};
+    const auto& files = test::test_certificates();
+    options.tls.ca_file = files.ca_cert;
+    options.tls.cert_file = files.client_cert;
+    options.tls.key_file = files.client_key;
+    // The first round also shakes hands with the sentinels, the master or every shard.
+    options.node_timeout = 2s;
+    return options;
+  }
+
+  // `key` on `server` once it reads `expected`, or after a second: the client's reply
+  // and the fixture's plain connection race.
+  static std::string settled(test::RedisServer& server, const std::string& key,
+                             const std::string& expected) {
+    std::string value;
+    for (int tries = 0; tries < 1000; ++tries) {
+      value = test::SentinelGroup::ask(server, {"GET", key}).str;
+      if (value == expected) break;
+      std::this_thread::sleep_for(1ms);
+    }
+    return value;
+  }
+
+  static test::SentinelGroup* group_;
+  static test::ShardedCluster* cluster_;
+};
+
+test::SentinelGroup* TlsMembersTest::group_ = nullptr;
+test::ShardedCluster* TlsMembersTest::cluster_ = nullptr;
+
+TEST_F(TlsMembersTest, ASentinelGroupOverTlsGrantsExtendsAndReleasesAFencedLock) {
+  ASSERT_THAT(group_->url(), ::testing::StartsWith("rediss-sentinel://"));
+  auto client = Client::create(tls_options(group_->url()));
+  const std::string key = "tls:sentinel";
+  auto lock = client->lock(key, {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+  ASSERT_TRUE(lock->fencing_token());
+  test::RedisServer& master = group_->master();
+  EXPECT_EQ(settled(master, key, lock->value()), lock->value());
+  EXPECT_FALSE(test::SentinelGroup::ask(master, {"GET", key + ":fence"}).is_nil());
+  auto contender = client->try_lock(key, 10s);
+  ASSERT_FALSE(contender);
+  EXPECT_EQ(contender.error(), errc::conflict) << contender.error().message();
+
+  ASSERT_TRUE(lock->extend(20s));
+  EXPECT_GT(test::SentinelGroup::ask(master, {"PTTL", key}).integer, 15000);
+  ASSERT_TRUE(lock->unlock());
+  EXPECT_EQ(settled(master, key, ""), "");
+}
+
+TEST_F(TlsMembersTest, AClusterOverTlsGrantsExtendsAndReleasesOnEveryShardAndFollowsMoved) {
+  ASSERT_THAT(cluster_->url(), ::testing::StartsWith("rediss-cluster://"));
+  // One key per shard, so that each shard's connection is a TLS one.
+  std::map<test::RedisServer*, std::string> key_on;
+  for (int i = 0; key_on.size() < 3 && i < 100; ++i) {
+    const std::string key = "tls:cluster:" + std::to_string(i);
+    key_on.emplace(&cluster_->owner_of(key), key);
+  }
+  ASSERT_EQ(key_on.size(), 3u);
+
+  auto client = Client::create(tls_options(cluster_->url()));
+  for (const auto& [owner, key] : key_on) {
+    auto lock = client->lock(key, {.ttl = 10s, .fencing = true});
+    ASSERT_TRUE(lock) << key << ": " << lock.error().message();
+    ASSERT_TRUE(lock->fencing_token());
+    EXPECT_EQ(settled(*owner, key, lock->value()), lock->value()) << key;
+    EXPECT_FALSE(owner->command({"GET", "{" + key + "}:fence"}).is_nil()) << key;
+    ASSERT_TRUE(lock->extend(20s)) << key;
+    EXPECT_GT(owner->command({"PTTL", key}).integer, 15000) << key;
+    ASSERT_TRUE(lock->unlock()) << key;
+    EXPECT_EQ(settled(*owner, key, ""), "") << key;
+  }
+
+  // A held key's slot moved to another shard: the extend follows MOVED, which names the
+  // new owner's TLS port to a TLS connection.
+  const std::string key = key_on.begin()->second;
+  auto lock = client->lock(key, {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+  test::RedisServer& to = *std::next(key_on.begin())->first;
+  const auto slot =
+      static_cast<std::uint16_t>(cluster_->server(0).command({"CLUSTER", "KEYSLOT", key}).integer);
+  cluster_->move_slot(slot, to);
+  ASSERT_EQ(&cluster_->owner_of(key), &to);
+  auto extended = lock->extend(20s);
+  ASSERT_TRUE(extended) << extended.error().message();
+  EXPECT_GT(to.command({"PTTL", key}).integer, 15000);
+  ASSERT_TRUE(lock->unlock());
+  EXPECT_EQ(settled(to, key, ""), "");
+}
+
+}  // namespace
+}  // namespace redlock
