@@ -1,7 +1,8 @@
 // Sentinel groups and Redis Clusters as members over TLS, against real servers that serve
 // TLS (with tls-replication, and tls-cluster for the cluster bus): a fenced lock, extend
 // and release on a rediss-sentinel:// member and on a rediss-cluster:// member with a key
-// on each shard and a slot moved while held.
+// on each shard and a slot moved while held, and a plain-text client refused with an
+// error naming the member.
 //
 // One group (a master, one replica, three sentinels) and one cluster of three shards are
 // shared by the suite.
@@ -136,6 +137,24 @@ TEST_F(TlsMembersTest, AClusterOverTlsGrantsExtendsAndReleasesOnEveryShardAndFol
   EXPECT_GT(to.command({"PTTL", key}).integer, 15000);
   ASSERT_TRUE(lock->unlock());
   EXPECT_EQ(settled(to, key, ""), "");
+}
+
+TEST_F(TlsMembersTest, APlainTextClientOfATlsMemberIsRefusedNamingTheMember) {
+  // The same servers named with the plain-text schemes: every port in the URLs serves TLS.
+  std::string sentinel_url = group_->url();
+  sentinel_url.replace(0, std::string("rediss").size(), "redis");
+  std::string cluster_url = cluster_->url();
+  cluster_url.replace(0, std::string("rediss").size(), "redis");
+  for (const std::string& member : {sentinel_url, cluster_url}) {
+    Options options = tls_options(member);
+    options.connect_timeout = 500ms;
+    auto client = Client::create(options);
+    auto lock = client->lock("tls:plain", {.ttl = 10s});
+    ASSERT_FALSE(lock) << member;
+    const std::string message = lock.error().message();
+    EXPECT_THAT(message, HasSubstr(member));
+    EXPECT_THAT(message, HasSubstr("if the port serves TLS, use a rediss"));
+  }
 }
 
 }  // namespace
