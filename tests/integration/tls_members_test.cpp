@@ -2,7 +2,8 @@
 // TLS (with tls-replication, and tls-cluster for the cluster bus): a fenced lock, extend
 // and release on a rediss-sentinel:// member and on a rediss-cluster:// member with a key
 // on each shard and a slot moved while held, and a plain-text client refused with an
-// error naming the member.
+// error naming the member. Every server serves TLS only (port 0), as such deployments
+// run.
 //
 // One group (a master, one replica, three sentinels) and one cluster of three shards are
 // shared by the suite.
@@ -10,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -109,7 +111,16 @@ TEST_F(TlsMembersTest, AClusterOverTlsGrantsExtendsAndReleasesOnEveryShardAndFol
   }
   ASSERT_EQ(key_on.size(), 3u);
 
-  auto client = Client::create(tls_options(cluster_->url()));
+  // Counts the MOVED answers the member followed: with the slot map read, none until a
+  // slot moves.
+  struct MovedCounter : Observer {
+    std::atomic<int> moved{0};
+    void on_node(const NodeEvent& event) override { moved += event.kind == NodeEventKind::moved; }
+  };
+  auto counter = std::make_shared<MovedCounter>();
+  Options options = tls_options(cluster_->url());
+  options.observer = counter;
+  auto client = Client::create(options);
   for (const auto& [owner, key] : key_on) {
     auto lock = client->lock(key, {.ttl = 10s, .fencing = true});
     ASSERT_TRUE(lock) << key << ": " << lock.error().message();
@@ -121,6 +132,7 @@ TEST_F(TlsMembersTest, AClusterOverTlsGrantsExtendsAndReleasesOnEveryShardAndFol
     ASSERT_TRUE(lock->unlock()) << key;
     EXPECT_EQ(settled(*owner, key, ""), "") << key;
   }
+  EXPECT_EQ(counter->moved, 0) << "the slot map of TLS-only servers was not read";
 
   // A held key's slot moved to another shard: the extend follows MOVED, which names the
   // new owner's TLS port to a TLS connection.
@@ -135,6 +147,7 @@ TEST_F(TlsMembersTest, AClusterOverTlsGrantsExtendsAndReleasesOnEveryShardAndFol
   auto extended = lock->extend(20s);
   ASSERT_TRUE(extended) << extended.error().message();
   EXPECT_GT(to.command({"PTTL", key}).integer, 15000);
+  EXPECT_EQ(counter->moved, 1);
   ASSERT_TRUE(lock->unlock());
   EXPECT_EQ(settled(to, key, ""), "");
 }

@@ -47,7 +47,7 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
   // five seconds for a diskless full sync.
   RedisServerOptions data;
   data.extra_args = {"--repl-diskless-sync-delay", "0"};
-  data.tls = options_.tls;
+  data.tls_only = options_.tls;
   if (options_.tls) data.extra_args.insert(data.extra_args.end(), {"--tls-replication", "yes"});
   servers_.push_back(std::make_unique<RedisServer>(data));
   const std::string master_port = std::to_string(servers_[0]->port());
@@ -61,7 +61,7 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
     RedisServerOptions sentinel;
     sentinel.sentinel_config = sentinel_config();
     sentinel.password = options_.sentinel_password;
-    sentinel.tls = options_.tls;
+    sentinel.tls_only = options_.tls;
     if (options_.tls) sentinel.extra_args = {"--tls-replication", "yes"};
     sentinels_.push_back(std::make_unique<RedisServer>(sentinel));
   }

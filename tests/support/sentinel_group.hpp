@@ -27,10 +27,10 @@ struct SentinelGroupOptions {
   int failover_timeout_ms = 2000;
   /// Non-empty: the sentinels require this password of clients (and of each other).
   std::string sentinel_password;
-  /// Every server and sentinel serves TLS on port() (certificates of test_certificates())
-  /// with tls-replication yes, so replication and the sentinels' links to the servers and
-  /// to each other are TLS too; url() becomes rediss-sentinel://. The fixture's own
-  /// commands use each process's plain port (RedisServerOptions::tls).
+  /// Every server and sentinel serves TLS only (RedisServerOptions::tls_only: port 0, the
+  /// fixture's own commands over a unix socket) with tls-replication yes, so replication
+  /// and the sentinels' links to the servers and to each other are TLS too; url() becomes
+  /// rediss-sentinel://.
   bool tls = false;
 };
 

@@ -51,7 +51,7 @@ ShardedCluster::ShardedCluster(ShardedClusterOptions options) : options_(options
   RedisServerOptions node;
   node.cluster = true;
   node.extra_args = {"--repl-diskless-sync-delay", "0", "--cluster-node-timeout", "2000"};
-  node.tls = options_.tls;
+  node.tls_only = options_.tls;
   std::string command = cli;
   if (options_.tls) {
     node.extra_args.insert(node.extra_args.end(),
@@ -115,18 +115,13 @@ std::string ShardedCluster::node_id(RedisServer& server) {
   return checked(server, {"CLUSTER", "MYID"}).str;
 }
 
-// A TLS cluster names each server's plain port to the fixture's plain connections.
-RedisServer& ShardedCluster::server_on_port(std::uint16_t port) {
-  for (const auto& server : servers_) {
-    if (server->port() == port || server->plain_port() == port) return *server;
-  }
-  throw std::runtime_error("no server of the cluster is on port " + std::to_string(port));
-}
-
 RedisServer& ShardedCluster::owner_of_slot(std::uint16_t slot) {
+  // A TLS-only cluster names its TLS ports to the fixture's unix socket too.
   const std::uint16_t port = master_port(checked(*servers_[0], {"CLUSTER", "SLOTS"}), slot);
-  if (port == 0) throw std::runtime_error("no server owns slot " + std::to_string(slot));
-  return server_on_port(port);
+  for (const auto& server : servers_) {
+    if (server->port() == port) return *server;
+  }
+  throw std::runtime_error("no server owns slot " + std::to_string(slot));
 }
 
 RedisServer& ShardedCluster::owner_of(const std::string& key) {
@@ -170,8 +165,7 @@ RedisServer& ShardedCluster::replica_of(RedisServer& master) {
     const Reply role = server->command({"ROLE"});
     // A replica's ROLE: slave, its master's host, its master's port, ...
     if (role.elements.size() >= 3 && role.elements[0].str == "slave" &&
-        (role.elements[2].integer == master.port() ||
-         role.elements[2].integer == master.plain_port())) {
+        role.elements[2].integer == master.port()) {
       return *server;
     }
   }

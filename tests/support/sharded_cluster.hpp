@@ -21,10 +21,10 @@ namespace redlock::test {
 struct ShardedClusterOptions {
   std::size_t shards = 3;
   std::size_t replicas_per_shard = 0;
-  /// Every server serves TLS on port() (certificates of test_certificates()) with
-  /// tls-cluster and tls-replication yes, so the cluster bus and replication are TLS too;
-  /// the cluster is created over TLS and url() becomes rediss-cluster://. The fixture's own
-  /// commands use each server's plain port (RedisServerOptions::tls).
+  /// Every server serves TLS only (RedisServerOptions::tls_only: port 0, the fixture's own
+  /// commands over a unix socket) with tls-cluster and tls-replication yes, so the cluster
+  /// bus and replication are TLS too; the cluster is created over TLS and url() becomes
+  /// rediss-cluster://.
   bool tls = false;
 };
 
@@ -69,7 +69,6 @@ class ShardedCluster {
 
  private:
   RedisServer& owner_of_slot(std::uint16_t slot);
-  RedisServer& server_on_port(std::uint16_t port);
 
   ShardedClusterOptions options_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
