@@ -1,9 +1,9 @@
 // Sentinel groups and Redis Clusters as members over TLS, against real servers that serve
 // TLS (with tls-replication, and tls-cluster for the cluster bus): a fenced lock, extend
 // and release on a rediss-sentinel:// member and on a rediss-cluster:// member with a key
-// on each shard and a slot moved while held, and a plain-text client refused with an
-// error naming the member. Every server serves TLS only (port 0), as such deployments
-// run.
+// on each shard and a slot moved while held, a Sentinel failover followed, and a
+// plain-text client and an untrusted CA refused with errors naming the member. Every
+// server serves TLS only (port 0), as such deployments run.
 //
 // One group (a master, one replica, three sentinels) and one cluster of three shards are
 // shared by the suite.
@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <redlock/redlock.hpp>
 
@@ -168,6 +169,65 @@ TEST_F(TlsMembersTest, APlainTextClientOfATlsMemberIsRefusedNamingTheMember) {
     EXPECT_THAT(message, HasSubstr(member));
     EXPECT_THAT(message, HasSubstr("if the port serves TLS, use a rediss"));
   }
+}
+
+// A CA that signed neither the sentinels' nor the shards' certificates: the failure is
+// the handshake's, with the sentinel or the seed named beside the member.
+TEST_F(TlsMembersTest, AnUntrustedCertificateIsATlsErrorNamingTheSentinelOrTheSeed) {
+  const std::string first_sentinel =
+      "127.0.0.1:" + std::to_string(group_->sentinel(0).port()) + " (master 'tls-group')";
+  const std::string first_seed = "127.0.0.1:" + std::to_string(cluster_->server(0).port());
+  // A group's look-up reports each sentinel's failure in a connection_error of its own.
+  for (const auto& [member, named, code] :
+       {std::tuple{group_->url(), "sentinel " + first_sentinel, errc::connection_error},
+        std::tuple{cluster_->url(), first_seed, errc::tls_error}}) {
+    Options options = tls_options(member);
+    options.tls.ca_file = test::test_certificates().other_ca_cert;
+    auto client = Client::create(options);
+    auto lock = client->lock("tls:untrusted", {.ttl = 10s});
+    ASSERT_FALSE(lock) << member;
+    ASSERT_EQ(lock.error().nodes().size(), 1u);
+    const NodeOutcome& outcome = lock.error().nodes()[0];
+    EXPECT_EQ(outcome.node, member);
+    EXPECT_EQ(outcome.error, make_error_code(code)) << outcome.detail;
+    EXPECT_THAT(outcome.detail,
+                HasSubstr("TLS handshake with " + named + " failed: certificate verify failed"));
+  }
+}
+
+// A failover over TLS: the replica the sentinels promote is named at the TLS port it
+// announced (tls-replication), and the held lock is extended and released there.
+TEST_F(TlsMembersTest, ASentinelGroupOverTlsIsFollowedThroughAFailover) {
+  // The guard would not count the promoted replica's grants for the bound (a failover may
+  // lose writes; sentinel_test covers that): off, the test sees the follow alone.
+  Options options = tls_options(group_->url());
+  options.member_guard.observed_restarts = false;
+  auto client = Client::create(options);
+  const std::string key = "tls:failover";
+  auto lock = client->lock(key, {.ttl = 20s, .fencing = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+  test::RedisServer& old_master = group_->master();
+  ASSERT_EQ(settled(old_master, key, lock->value()), lock->value());
+
+  const std::uint16_t new_port = group_->failover(test::SentinelGroup::Until::switched);
+  test::RedisServer& new_master = group_->master();
+  ASSERT_EQ(new_master.port(), new_port);
+  ASSERT_NE(&new_master, &old_master);
+
+  // The extend may meet the old master before the switch reaches the client; the next
+  // one is sent to the new master.
+  bool extended = false;
+  std::string last;
+  for (int tries = 0; tries < 200 && !extended; ++tries) {
+    auto result = lock->extend(30s);
+    last = result ? "granted" : result.error().message();
+    extended = result && test::SentinelGroup::ask(new_master, {"PTTL", key}).integer > 25000;
+    if (!extended) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(extended) << "the extend did not reach the new master at " << new_port
+                        << "; last: " << last;
+  ASSERT_TRUE(lock->unlock());
+  EXPECT_EQ(settled(new_master, key, ""), "");
 }
 
 }  // namespace
