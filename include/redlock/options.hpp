@@ -169,9 +169,9 @@ struct Options {
   /// for a sentinel, the one the sentinels name for a master, the one the cluster names
   /// (CLUSTER SHARDS, MOVED, ASK) for a shard, whose TLS port the slot map takes
   /// ("tls-port"; a TLS-only server's only port). Tested against real TLS-only groups
-  /// and clusters with verification on: locks, extend, release, a MOVED and a Sentinel
-  /// failover followed, an untrusted CA and a plain-text URL refused (docs/security.md
-  /// lists what is not tested).
+  /// and clusters with verification on: locks, extend, release, a MOVED, a Sentinel
+  /// failover and a shard failover followed, an untrusted CA and a plain-text URL refused
+  /// (docs/security.md lists what is not tested).
   TlsOptions tls;
 
   /// Members that may have lost keys: see MemberGuardOptions.
