@@ -163,7 +163,15 @@ struct Options {
   ///@}
 
   /// TLS settings for rediss:// nodes, rediss-sentinel:// groups and rediss-cluster://
-  /// clusters (CA, client certificate, server name).
+  /// clusters (CA, client certificate, server name). One set for every server of a
+  /// member: the sentinels, the master they name, each shard master. Each certificate is
+  /// verified against the host the server is reached at (server_name when set): the URL's
+  /// for a sentinel, the one the sentinels name for a master, the one the cluster names
+  /// (CLUSTER SHARDS, MOVED, ASK) for a shard, whose TLS port the slot map takes
+  /// ("tls-port"; a TLS-only server's only port). Tested against real TLS-only groups
+  /// and clusters with verification on: locks, extend, release, a MOVED, a Sentinel
+  /// failover and a shard failover followed, an untrusted CA and a plain-text URL refused
+  /// (docs/security.md lists what is not tested).
   TlsOptions tls;
 
   /// Members that may have lost keys: see MemberGuardOptions.

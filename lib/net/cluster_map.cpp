@@ -54,14 +54,16 @@ std::optional<ShardMaster> shard_master(const redisReply* nodes, std::string& pr
     const auto endpoint = text_of(field(node, "endpoint"));
     const auto ip = text_of(field(node, "ip"));
     const bool known = endpoint && !endpoint->empty() && *endpoint != "?";
-    const auto port = port_of(field(node, "port"));
+    const auto tls_port = port_of(field(node, "tls-port"));
+    // A server that serves TLS only (port 0) is named without a "port".
+    const auto port = field(node, "port") != nullptr ? port_of(field(node, "port")) : tls_port;
     if ((!known && !ip) || !port) {
       problem = "a master without an address";
       return std::nullopt;
     }
     master.host = std::string(known ? *endpoint : *ip);
     master.port = *port;
-    master.tls_port = port_of(field(node, "tls-port")).value_or(0);
+    master.tls_port = tls_port.value_or(0);
     master.id = std::string(text_of(field(node, "id")).value_or(""));
     return master;
   }

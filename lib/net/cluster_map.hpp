@@ -19,6 +19,8 @@ struct ShardMaster {
   /// Without brackets for IPv6 literals. Empty when the cluster does not know it (a node
   /// not yet met by the others): the node that answered is that master.
   std::string host;
+  /// The plain-text port; from CLUSTER SHARDS, the TLS port of a server that serves TLS
+  /// only (no "port" named).
   std::uint16_t port = 0;
   std::uint16_t tls_port = 0;  ///< 0 when the cluster announces none (CLUSTER SHARDS only).
   std::string id;              ///< The node's 40-character id; empty when not announced.

@@ -384,6 +384,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
 
   void connect_next_address() {
     phase_ = Phase::connecting;
+    heard_ = false;
     const auto* address = reinterpret_cast<const sockaddr*>(&addresses_[next_address_++]);
     if (target().scheme == Scheme::rediss) {
       const std::string& name =
@@ -569,6 +570,13 @@ class ConnectionImpl final : public Connection, private TransportSink {
       return;
     }
     if (pipeline_.mid_reply()) error.detail += " in the middle of a reply";
+    // A TLS port hangs up on plain text without a word (no alert to recognise), which
+    // reads like any other reset.
+    const int status = error.uv_status;
+    if (!heard_ && target().scheme != Scheme::rediss &&
+        (status == UV_EOF || status == UV_ECONNRESET || status == UV_EPIPE)) {
+      error.detail += " before any answer (if the port serves TLS, use a rediss URL)";
+    }
     fail_connection(std::move(error));
   }
 
@@ -667,6 +675,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
 
   void on_transport_data(const char* data, std::size_t size) override {
     ++stats_.reads;
+    heard_ = true;
     const std::uint64_t generation = generation_;
     NetError error;
     if (!pipeline_.feed(data, size, error)) {
@@ -741,6 +750,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
   ClosingPtr<Transport> transport_;
   std::shared_ptr<TlsContext> tls_context_;  // rediss:// only; loaded on the first attempt
   bool transport_connected_ = false;
+  bool heard_ = false;           // a byte arrived on the current transport
   ClosingPtr<Resolve> resolve_;  // frees itself in its callback
   std::vector<sockaddr_storage> addresses_;
   std::size_t next_address_ = 0;

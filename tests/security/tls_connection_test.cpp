@@ -237,6 +237,8 @@ TEST(Tls, PlainClientOnATlsPortFailsWithinTheConnectTimeout) {
   EXPECT_LT(elapsed_ms(start, outcome.at), 2500);
   EXPECT_TRUE(outcome.error) << "a plain PING on a TLS port cannot succeed";
   expect_contains(outcome.detail, node(server.port()));
+  // Redis hangs up on plain text without a word: the detail says what that may mean.
+  expect_contains(outcome.detail, "if the port serves TLS, use a rediss");
 }
 
 TEST(Tls, PlainPeerAnsweringTheHelloIsATlsError) {

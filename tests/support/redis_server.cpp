@@ -316,6 +316,7 @@ const TestCertificates& test_certificates() {
 }
 
 RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
+  options_.tls = options_.tls || options_.tls_only;
   const std::string binary = redis_server_binary();
   if (options_.tls) test_certificates();  // before the directory exists: it may throw
   // A write to a socket whose peer died must be an error, not a process-killing signal.
@@ -329,6 +330,7 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
     port_ = free_port();
     plain_port_ = port_;
     while (options_.tls && plain_port_ == port_) plain_port_ = free_port();
+    if (options_.tls_only) plain_port_ = 0;
     bus_port_ = 0;
     while (options_.cluster && (bus_port_ == 0 || bus_port_ == port_ || bus_port_ == plain_port_)) {
       bus_port_ = free_port();
@@ -370,7 +372,7 @@ std::vector<std::string> RedisServer::command_line() const {
     args.insert(args.end(), {"--save", "", "--appendonly", "no"});
   }
   if (!options_.password.empty()) args.insert(args.end(), {"--requirepass", options_.password});
-  if (options_.unix_socket) {
+  if (options_.unix_socket || options_.tls_only) {
     args.insert(args.end(), {"--unixsocket", unix_path(), "--unixsocketperm", "700"});
   }
   if (options_.tls) {
@@ -379,6 +381,11 @@ std::vector<std::string> RedisServer::command_line() const {
                              certificates.server_cert, "--tls-key-file", certificates.server_key,
                              "--tls-ca-cert-file", certificates.ca_cert, "--tls-auth-clients",
                              tls_auth_clients(options_.tls_client_auth)});
+    // The server's own connections (a replica to its master, the cluster bus, a sentinel
+    // to the servers it watches) present the client certificate: the server's is for
+    // serverAuth only, and the peer asks for a client certificate.
+    args.insert(args.end(), {"--tls-client-cert-file", certificates.client_cert,
+                             "--tls-client-key-file", certificates.client_key});
   }
   if (options_.cluster) {
     args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
@@ -436,7 +443,7 @@ bool RedisServer::wait_ready(std::string& why) {
       return false;
     }
     timeval tv{0, 200'000};
-    redisContext* context = redisConnectWithTimeout("127.0.0.1", plain_port_, tv);
+    redisContext* context = connect_channel(tv);
     if (context == nullptr || context->err) {
       if (context) redisFree(context);
       std::this_thread::sleep_for(5ms);
@@ -521,11 +528,16 @@ std::string RedisServer::url_with_password() const {
 }
 
 std::string RedisServer::unix_path() const {
-  return options_.unix_socket ? dir_ + "/redis.sock" : std::string();
+  return options_.unix_socket || options_.tls_only ? dir_ + "/redis.sock" : std::string();
 }
 
 std::string RedisServer::unix_url() const {
-  return options_.unix_socket ? "unix://" + unix_path() : std::string();
+  return unix_path().empty() ? std::string() : "unix://" + unix_path();
+}
+
+redisContext* RedisServer::connect_channel(timeval timeout) const {
+  if (options_.tls_only) return redisConnectUnixWithTimeout(unix_path().c_str(), timeout);
+  return redisConnectWithTimeout("127.0.0.1", plain_port_, timeout);
 }
 
 bool RedisServer::running() const {
@@ -582,10 +594,12 @@ void RedisServer::restart() {
 
 Reply RedisServer::command(std::vector<std::string> argv) {
   std::lock_guard lock(client_mutex_);
-  const std::string where = "redis 127.0.0.1:" + std::to_string(plain_port_) + ": ";
+  const std::string where = options_.tls_only
+                                ? "redis " + unix_path() + ": "
+                                : "redis 127.0.0.1:" + std::to_string(plain_port_) + ": ";
   if (client_ == nullptr) {
     timeval tv{2, 0};
-    redisContext* context = redisConnectWithTimeout("127.0.0.1", plain_port_, tv);
+    redisContext* context = connect_channel(tv);
     if (context == nullptr || context->err) {
       std::string error = context ? context->errstr : "cannot allocate a context";
       if (context) redisFree(context);

@@ -21,6 +21,7 @@
 #include <vector>
 
 struct redisContext;
+struct timeval;
 
 namespace redlock::test {
 
@@ -67,8 +68,14 @@ struct RedisServerOptions {
   /// Serve TLS on port(), with the certificates of test_certificates(); url() becomes
   /// rediss://. The server then also listens in plain text on plain_port(): command() and
   /// the start-up check use that port, so the fixture's own channel stays plain RESP over
-  /// hiredis and works whatever the TLS settings under test are.
+  /// hiredis and works whatever the TLS settings under test are. The server's own
+  /// outgoing TLS connections (replication, cluster bus, sentinel) present the client
+  /// certificate.
   bool tls = false;
+  /// tls with no plain-text port at all (port 0), as a TLS-only deployment runs. The
+  /// fixture's own channel then is a unix socket in the server's directory (unix_path()),
+  /// and plain_port() is 0.
+  bool tls_only = false;
   TlsClientAuth tls_client_auth = TlsClientAuth::required;
   /// Non-empty: run a sentinel instead (redis-server <dir>/sentinel.conf --sentinel), with
   /// this text as its configuration file, which the sentinel rewrites as it learns.
@@ -94,7 +101,8 @@ class RedisServer {
 
   /// The port that clients under test use: TLS when options.tls, else plain.
   std::uint16_t port() const { return port_; }
-  /// The plain-text port: port() unless options.tls, then a second port of the server.
+  /// The plain-text port: port() unless options.tls, then a second port of the server;
+  /// 0 with options.tls_only.
   std::uint16_t plain_port() const { return plain_port_; }
   /// The cluster bus port when options.cluster; 0 otherwise.
   std::uint16_t cluster_bus_port() const { return bus_port_; }
@@ -103,9 +111,9 @@ class RedisServer {
   /// url() with the password ("redis://:<password>@127.0.0.1:<port>"), or url() when the
   /// server has none.
   std::string url_with_password() const;
-  /// Path of the unix socket; "" unless options.unix_socket.
+  /// Path of the unix socket; "" unless options.unix_socket or options.tls_only.
   std::string unix_path() const;
-  /// "unix://<unix_path()>"; "" unless options.unix_socket.
+  /// "unix://<unix_path()>"; "" when unix_path() is.
   std::string unix_url() const;
 
   /// Pid of the current process; -1 after kill9() until restart().
@@ -127,7 +135,7 @@ class RedisServer {
   /// Runs one command over a blocking hiredis connection of the test side (2 s timeout,
   /// to plain_port()), authenticating with the password first. Throws std::runtime_error
   /// on an I/O error or timeout (the connection is then dropped and re-opened by the next
-  /// call). Error replies are returned, not thrown.
+  /// call; to unix_path() with options.tls_only). Error replies are returned, not thrown.
   Reply command(std::vector<std::string> argv);
 
   /// The server's working directory (log: dir() + "/redis.log").
@@ -142,6 +150,8 @@ class RedisServer {
   void reap_blocking();
   void drop_client();
   std::vector<std::string> command_line() const;
+  /// A blocking hiredis connection on the fixture's own channel (see command()).
+  redisContext* connect_channel(timeval timeout) const;
 
   RedisServerOptions options_;
   std::string dir_;

@@ -47,6 +47,8 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
   // five seconds for a diskless full sync.
   RedisServerOptions data;
   data.extra_args = {"--repl-diskless-sync-delay", "0"};
+  data.tls_only = options_.tls;
+  if (options_.tls) data.extra_args.insert(data.extra_args.end(), {"--tls-replication", "yes"});
   servers_.push_back(std::make_unique<RedisServer>(data));
   const std::string master_port = std::to_string(servers_[0]->port());
   for (std::size_t i = 0; i < options_.replicas; ++i) {
@@ -59,6 +61,8 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
     RedisServerOptions sentinel;
     sentinel.sentinel_config = sentinel_config();
     sentinel.password = options_.sentinel_password;
+    sentinel.tls_only = options_.tls;
+    if (options_.tls) sentinel.extra_args = {"--tls-replication", "yes"};
     sentinels_.push_back(std::make_unique<RedisServer>(sentinel));
   }
   wait_sentinels_ready();
@@ -116,7 +120,7 @@ void SentinelGroup::wait_sentinels_ready() {
 }
 
 std::string SentinelGroup::url() const {
-  std::string url = "redis-sentinel://";
+  std::string url = options_.tls ? "rediss-sentinel://" : "redis-sentinel://";
   for (std::size_t i = 0; i < sentinels_.size(); ++i) {
     if (i > 0) url += ',';
     url += "127.0.0.1:" + std::to_string(sentinels_[i]->port());

@@ -27,6 +27,11 @@ struct SentinelGroupOptions {
   int failover_timeout_ms = 2000;
   /// Non-empty: the sentinels require this password of clients (and of each other).
   std::string sentinel_password;
+  /// Every server and sentinel serves TLS only (RedisServerOptions::tls_only: port 0, the
+  /// fixture's own commands over a unix socket) with tls-replication yes, so replication
+  /// and the sentinels' links to the servers and to each other are TLS too; url() becomes
+  /// rediss-sentinel://.
+  bool tls = false;
 };
 
 class SentinelGroup {
@@ -36,7 +41,8 @@ class SentinelGroup {
   /// std::runtime_error, with the logs' tails, when the group does not form within 20 s.
   explicit SentinelGroup(SentinelGroupOptions options = {});
 
-  /// "redis-sentinel://127.0.0.1:<s1>,127.0.0.1:<s2>,.../<master_name>".
+  /// "redis-sentinel://127.0.0.1:<s1>,127.0.0.1:<s2>,.../<master_name>"
+  /// ("rediss-sentinel://" with options.tls).
   std::string url() const;
   const std::string& master_name() const { return options_.master_name; }
 

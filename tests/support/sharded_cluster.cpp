@@ -51,8 +51,17 @@ ShardedCluster::ShardedCluster(ShardedClusterOptions options) : options_(options
   RedisServerOptions node;
   node.cluster = true;
   node.extra_args = {"--repl-diskless-sync-delay", "0", "--cluster-node-timeout", "2000"};
+  node.tls_only = options_.tls;
+  std::string command = cli;
+  if (options_.tls) {
+    node.extra_args.insert(node.extra_args.end(),
+                           {"--tls-cluster", "yes", "--tls-replication", "yes"});
+    const TestCertificates& certificates = test_certificates();
+    command += " --tls --cacert " + certificates.ca_cert + " --cert " + certificates.client_cert +
+               " --key " + certificates.client_key;
+  }
   const std::size_t count = options_.shards * (1 + options_.replicas_per_shard);
-  std::string command = cli + " --cluster create";
+  command += " --cluster create";
   for (std::size_t i = 0; i < count; ++i) {
     servers_.push_back(std::make_unique<RedisServer>(node));
     command += " 127.0.0.1:" + std::to_string(servers_.back()->port());
@@ -67,7 +76,7 @@ ShardedCluster::ShardedCluster(ShardedClusterOptions options) : options_(options
 }
 
 std::string ShardedCluster::url() const {
-  std::string url = "redis-cluster://";
+  std::string url = options_.tls ? "rediss-cluster://" : "redis-cluster://";
   for (std::size_t i = 0; i < servers_.size(); ++i) {
     url += (i == 0 ? "" : ",") + std::string("127.0.0.1:") + std::to_string(servers_[i]->port());
   }
@@ -107,6 +116,7 @@ std::string ShardedCluster::node_id(RedisServer& server) {
 }
 
 RedisServer& ShardedCluster::owner_of_slot(std::uint16_t slot) {
+  // A TLS-only cluster names its TLS ports to the fixture's unix socket too.
   const std::uint16_t port = master_port(checked(*servers_[0], {"CLUSTER", "SLOTS"}), slot);
   for (const auto& server : servers_) {
     if (server->port() == port) return *server;

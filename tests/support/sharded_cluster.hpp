@@ -21,6 +21,11 @@ namespace redlock::test {
 struct ShardedClusterOptions {
   std::size_t shards = 3;
   std::size_t replicas_per_shard = 0;
+  /// Every server serves TLS only (RedisServerOptions::tls_only: port 0, the fixture's own
+  /// commands over a unix socket) with tls-cluster and tls-replication yes, so the cluster
+  /// bus and replication are TLS too; the cluster is created over TLS and url() becomes
+  /// rediss-cluster://.
+  bool tls = false;
 };
 
 class ShardedCluster {
@@ -31,7 +36,8 @@ class ShardedCluster {
   /// not form within 20 s. redis-cli is $REDIS_CLI when set, else found on PATH.
   explicit ShardedCluster(ShardedClusterOptions options = {});
 
-  /// "redis-cluster://127.0.0.1:<p1>,127.0.0.1:<p2>,...", every server as a seed.
+  /// "redis-cluster://127.0.0.1:<p1>,127.0.0.1:<p2>,...", every server as a seed
+  /// ("rediss-cluster://" with options.tls).
   std::string url() const;
 
   RedisServer& server(std::size_t i) { return *servers_.at(i); }

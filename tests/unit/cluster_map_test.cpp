@@ -78,6 +78,28 @@ TEST(ClusterMapTest, ReadsClusterShardsWithTheMasterOfEachShard) {
   EXPECT_EQ(map->owner(12001)->port, 7002);
 }
 
+// A server with `port 0` and a tls-port serves TLS only; redis-server 7.0 then names no
+// "port" at all in CLUSTER SHARDS (seen on 7.0.15 with tls-cluster yes).
+TEST(ClusterMapTest, ReadsClusterShardsOfServersThatServeTlsOnly) {
+  auto tls_only = [](const std::string& id, int tls_port, const std::string& role) {
+    return array({bulk("id"), bulk(id), bulk("tls-port"), integer(tls_port), bulk("ip"),
+                  bulk("127.0.0.1"), bulk("endpoint"), bulk("127.0.0.1"), bulk("role"), bulk(role),
+                  bulk("replication-offset"), integer(0), bulk("health"), bulk("online")});
+  };
+  const auto reply = parse(array({
+      shard({0, 8191}, {tls_only("a", 7100, "master"), tls_only("c", 7102, "replica")}),
+      shard({8192, 16383}, {tls_only("b", 7101, "master")}),
+  }));
+  std::string problem;
+  const auto map = SlotMap::from_shards(reply.get(), problem);
+  ASSERT_TRUE(map) << problem;
+  EXPECT_EQ(map->uncovered(), 0u);
+  EXPECT_EQ(map->owner(0)->tls_port, 7100);
+  EXPECT_EQ(map->owner(16383)->tls_port, 7101);
+  // The only port such a server has: a plain-text client meets TLS there and is told so.
+  EXPECT_EQ(map->owner(0)->port, 7100);
+}
+
 TEST(ClusterMapTest, SlotsNoShardServesHaveNoOwner) {
   const auto reply = parse(array({shard({0, 99}, {shard_node("a", 7000, "h", "master")}),
                                   shard({}, {shard_node("b", 7001, "h", "master")})}));
