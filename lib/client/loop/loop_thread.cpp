@@ -64,6 +64,10 @@ struct LoopThread::Shared {
   // The followers, oldest first: the next leader is the one that waited longest.
   LoopThread::Waiter* first = nullptr;
   LoopThread::Waiter* last = nullptr;
+  // A follower handed the loop that has not woken yet. Until it runs, nobody runs the
+  // loop, so a caller that arrives meanwhile takes the loop instead (its thread is
+  // running already) and puts it back at the head of the followers.
+  LoopThread::Waiter* handed = nullptr;
 #endif
 };
 
@@ -336,11 +340,12 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
   };
   std::unique_lock lock(shared->lead_mutex);
   if (shared->holder == Shared::Holder::gone) return false;
-  if (shared->holder == Shared::Holder::none) {
+  if (shared->holder == Shared::Holder::none || shared->handed != nullptr) {
     {
       std::lock_guard tasks(shared->mutex);
       if (shared->stopping) return false;
     }
+    take_handed_back(*shared);
     shared->holder = Shared::Holder::caller;
     shared->unattended = false;
     lock.unlock();
@@ -353,8 +358,9 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
   lock.unlock();
   if (!post(std::move(start))) return false;
   lock.lock();
-  if (!waiter.done_ && shared->holder == Shared::Holder::none) {
+  if (!waiter.done_ && (shared->holder == Shared::Holder::none || shared->handed != nullptr)) {
     // The leader left before this caller queued itself: lead (the start is in the queue).
+    take_handed_back(*shared);
     shared->holder = Shared::Holder::caller;
     shared->unattended = false;
     lock.unlock();
@@ -372,6 +378,7 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
     lock.lock();
     if (waiter.done_) return true;
     const bool promoted = waiter.promoted_;
+    if (promoted) shared->handed = nullptr;
     lock.unlock();
     // Handed the loop: nobody else runs it, so the answer cannot have come meanwhile.
     if (promoted) return lead_until_done();
@@ -386,7 +393,20 @@ LoopThread::Waiter* LoopThread::promote_first(Shared& shared) {
   next->queued_ = false;
   next->promoted_ = true;
   shared.holder = Shared::Holder::caller;
+  shared.handed = next;
   return next;
+}
+
+void LoopThread::take_handed_back(Shared& shared) {
+  auto* handed = std::exchange(shared.handed, nullptr);
+  if (handed == nullptr) return;
+  // Its wake is already posted: it finds itself not promoted and sleeps again.
+  handed->promoted_ = false;
+  handed->queued_ = true;
+  handed->previous_ = nullptr;
+  handed->next_ = shared.first;
+  (shared.first ? shared.first->previous_ : shared.last) = handed;
+  shared.first = handed;
 }
 
 void LoopThread::call_background(Shared& shared) {

@@ -102,6 +102,9 @@ class LoopThread {
   static void call_background(Shared& shared);
   // Unlinks the oldest follower and makes it the leader (lead_mutex held); null if none.
   static Waiter* promote_first(Shared& shared);
+  // A caller takes the loop from a handed follower that has not woken yet (lead_mutex
+  // held): back to the head of the followers with it.
+  static void take_handed_back(Shared& shared);
 #endif
 
   // Shared with the thread and the wakeup handle, which may outlive this object when
