@@ -355,26 +355,30 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
     start();
     return lead_until_done();
   }
+  // Someone leads: follow. Queued before the start is posted, so that a follower takes
+  // the leadership mutex once (the leader takes it for every answer).
+  waiter.queued_ = true;
+  waiter.previous_ = shared->last;
+  (shared->last ? shared->last->next_ : shared->first) = &waiter;
+  shared->last = &waiter;
   lock.unlock();
-  if (!post(std::move(start))) return false;
-  lock.lock();
-  if (!waiter.done_ && (shared->holder == Shared::Holder::none || shared->handed != nullptr)) {
-    // The leader left before this caller queued itself: lead (the start is in the queue).
-    take_handed_back(*shared);
-    shared->holder = Shared::Holder::caller;
-    shared->unattended = false;
+  if (!post(std::move(start))) {
+    lock.lock();
+    if (waiter.queued_) {
+      unlink(*shared, waiter);
+      return false;
+    }
+    // Handed the loop meanwhile: hand it on.
+    shared->handed = nullptr;
     lock.unlock();
-    return lead_until_done();
+    shared->loop_thread_id = std::this_thread::get_id();
+    release(*shared);
+    return false;
   }
-  if (!waiter.done_) {
-    waiter.queued_ = true;
-    waiter.previous_ = shared->last;
-    (shared->last ? shared->last->next_ : shared->first) = &waiter;
-    shared->last = &waiter;
-  }
-  lock.unlock();
   for (;;) {
     wait_for(waiter.woken_);
+    // The answer's wake needs no lock: finish() sets done_ before its sem_post.
+    if (waiter.done_.load(std::memory_order_acquire)) return true;
     lock.lock();
     if (waiter.done_) return true;
     const bool promoted = waiter.promoted_;
@@ -395,6 +399,12 @@ LoopThread::Waiter* LoopThread::promote_first(Shared& shared) {
   shared.holder = Shared::Holder::caller;
   shared.handed = next;
   return next;
+}
+
+void LoopThread::unlink(Shared& shared, Waiter& waiter) {
+  (waiter.previous_ ? waiter.previous_->next_ : shared.first) = waiter.next_;
+  (waiter.next_ ? waiter.next_->previous_ : shared.last) = waiter.previous_;
+  waiter.queued_ = false;
 }
 
 void LoopThread::take_handed_back(Shared& shared) {
@@ -490,12 +500,8 @@ void LoopThread::release(Shared& shared) {
 void LoopThread::finish(Waiter& waiter) {
   {
     std::lock_guard lock(shared_->lead_mutex);
-    waiter.done_ = true;
-    if (waiter.queued_) {
-      (waiter.previous_ ? waiter.previous_->next_ : shared_->first) = waiter.next_;
-      (waiter.next_ ? waiter.next_->previous_ : shared_->last) = waiter.previous_;
-      waiter.queued_ = false;
-    }
+    waiter.done_.store(true, std::memory_order_release);
+    if (waiter.queued_) unlink(*shared_, waiter);
   }
   // The last touch: the waiter may return (and free it) once woken.
   ::sem_post(&waiter.woken_);

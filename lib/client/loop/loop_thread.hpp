@@ -77,8 +77,9 @@ class LoopThread {
    private:
     friend class LoopThread;
     sem_t woken_;
+    // Written under the leadership mutex; read without it by the waiter once woken.
+    std::atomic<bool> done_{false};
     // Guarded by the leadership mutex.
-    bool done_ = false;
     bool promoted_ = false;
     bool queued_ = false;
     Waiter* next_ = nullptr;
@@ -105,6 +106,8 @@ class LoopThread {
   // A caller takes the loop from a handed follower that has not woken yet (lead_mutex
   // held): back to the head of the followers with it.
   static void take_handed_back(Shared& shared);
+  // Takes a follower out of the queue (lead_mutex held).
+  static void unlink(Shared& shared, Waiter& waiter);
 #endif
 
   // Shared with the thread and the wakeup handle, which may outlive this object when
