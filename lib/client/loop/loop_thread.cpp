@@ -61,13 +61,10 @@ struct LoopThread::Shared {
   // back to watching without running the loop first.
   bool deadline_handed_over = false;
   int kick = -1;
-  // The followers, oldest first: the next leader is the one that waited longest.
+  // The followers: callers that found a leader and wait for their answer. While any
+  // wait, the background thread runs the loop as a plain loop thread.
   LoopThread::Waiter* first = nullptr;
   LoopThread::Waiter* last = nullptr;
-  // A follower handed the loop that has not woken yet. Until it runs, nobody runs the
-  // loop, so a caller that arrives meanwhile takes the loop instead (its thread is
-  // running already) and puts it back at the head of the followers.
-  LoopThread::Waiter* handed = nullptr;
 #endif
 };
 
@@ -291,7 +288,18 @@ void LoopThread::run_background(Shared& shared) {
       lock.unlock();
       // What is ready now, without blocking: the blocking wait happens outside the loop,
       // where a caller can take the loop over without waking this thread.
-      const bool alive = uv_run(loop, UV_RUN_NOWAIT) != 0 && settle(loop);
+      bool alive = uv_run(loop, UV_RUN_NOWAIT) != 0;
+      lock.lock();
+      // While synchronous callers wait, this thread runs the loop as a plain loop thread
+      // until they are answered: a caller that comes meanwhile follows (it posts), and
+      // nobody is handed the loop (a wake, and the loop idle until that thread runs).
+      while (alive && shared.first != nullptr) {
+        lock.unlock();
+        alive = uv_run(loop, UV_RUN_ONCE) != 0;
+        lock.lock();
+      }
+      lock.unlock();
+      alive = alive && settle(loop);
       const int timeout = outside_timeout(loop);
       lock.lock();
       shared.loop_thread_id = std::thread::id();
@@ -300,11 +308,6 @@ void LoopThread::run_background(Shared& shared) {
         return;
       }
       shared.background_deadline = deadline_after(timeout);
-      if (auto* next = promote_first(shared)) {
-        // Callers came while this thread led: the oldest leads from here on.
-        ::sem_post(&next->woken_);
-        continue;
-      }
       shared.holder = Shared::Holder::none;
     }
     // Watch the loop's descriptor until something is ready, a timer is due, or a caller
@@ -330,22 +333,13 @@ void LoopThread::run_background(Shared& shared) {
 bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
   // A copy: a callback run while this thread leads may destroy this object.
   const auto shared = shared_;
-  // With the leadership this thread's (and lead_mutex released): the loop until the
-  // answer, then the leadership to the next.
-  auto lead_until_done = [&] {
-    shared->loop_thread_id = std::this_thread::get_id();
-    if (!run_until_done(*shared, waiter)) return false;
-    release(*shared);
-    return true;
-  };
   std::unique_lock lock(shared->lead_mutex);
   if (shared->holder == Shared::Holder::gone) return false;
-  if (shared->holder == Shared::Holder::none || shared->handed != nullptr) {
+  if (shared->holder == Shared::Holder::none) {
     {
       std::lock_guard tasks(shared->mutex);
       if (shared->stopping) return false;
     }
-    take_handed_back(*shared);
     shared->holder = Shared::Holder::caller;
     shared->unattended = false;
     lock.unlock();
@@ -353,7 +347,9 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
     // Tasks posted before this call run before it, as they would through post().
     drain(&shared->wakeup);
     start();
-    return lead_until_done();
+    if (!run_until_done(*shared, waiter)) return false;
+    release(*shared);
+    return true;
   }
   // Someone leads: follow. Queued before the start is posted, so that a follower takes
   // the leadership mutex once (the leader takes it for every answer).
@@ -364,59 +360,20 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
   lock.unlock();
   if (!post(std::move(start))) {
     lock.lock();
-    if (waiter.queued_) {
-      unlink(*shared, waiter);
-      return false;
-    }
-    // Handed the loop meanwhile: hand it on.
-    shared->handed = nullptr;
-    lock.unlock();
-    shared->loop_thread_id = std::this_thread::get_id();
-    release(*shared);
+    unlink(*shared, waiter);
     return false;
   }
-  for (;;) {
+  do {
     wait_for(waiter.woken_);
     // The answer's wake needs no lock: finish() sets done_ before its sem_post.
-    if (waiter.done_.load(std::memory_order_acquire)) return true;
-    lock.lock();
-    if (waiter.done_) return true;
-    const bool promoted = waiter.promoted_;
-    if (promoted) shared->handed = nullptr;
-    lock.unlock();
-    // Handed the loop: nobody else runs it, so the answer cannot have come meanwhile.
-    if (promoted) return lead_until_done();
-  }
-}
-
-LoopThread::Waiter* LoopThread::promote_first(Shared& shared) {
-  auto* next = shared.first;
-  if (next == nullptr) return nullptr;
-  shared.first = next->next_;
-  (shared.first ? shared.first->previous_ : shared.last) = nullptr;
-  next->queued_ = false;
-  next->promoted_ = true;
-  shared.holder = Shared::Holder::caller;
-  shared.handed = next;
-  return next;
+  } while (!waiter.done_.load(std::memory_order_acquire));
+  return true;
 }
 
 void LoopThread::unlink(Shared& shared, Waiter& waiter) {
   (waiter.previous_ ? waiter.previous_->next_ : shared.first) = waiter.next_;
   (waiter.next_ ? waiter.next_->previous_ : shared.last) = waiter.previous_;
   waiter.queued_ = false;
-}
-
-void LoopThread::take_handed_back(Shared& shared) {
-  auto* handed = std::exchange(shared.handed, nullptr);
-  if (handed == nullptr) return;
-  // Its wake is already posted: it finds itself not promoted and sleeps again.
-  handed->promoted_ = false;
-  handed->queued_ = true;
-  handed->previous_ = nullptr;
-  handed->next_ = shared.first;
-  (shared.first ? shared.first->previous_ : shared.last) = handed;
-  shared.first = handed;
 }
 
 void LoopThread::call_background(Shared& shared) {
@@ -452,13 +409,17 @@ void LoopThread::release(Shared& shared) {
   const auto deadline = deadline_after(outside_timeout(shared.own_loop.get()));
   std::unique_lock lock(shared.lead_mutex);
   shared.loop_thread_id = std::thread::id();
-  if (auto* next = promote_first(shared)) {
-    lock.unlock();
-    // It cannot be answered (and leave) before it runs the loop: safe after the unlock.
-    ::sem_post(&next->woken_);
+  shared.holder = Shared::Holder::none;
+  if (shared.first != nullptr) {
+    // Followers wait: the background thread serves them (or a caller that comes first).
+    if (shared.background_parked) {
+      shared.background_called = true;
+      shared.lead_free.notify_one();
+    } else {
+      (void)::eventfd_write(shared.kick, 1);
+    }
     return;
   }
-  shared.holder = Shared::Holder::none;
   if (!alive) {
     // The background thread must run the loop once more to see that it is finished.
     if (shared.background_parked) {

@@ -56,17 +56,17 @@ class LoopThread {
   void wait_finished();
 
 #if REDLOCK_SYNC_LEADER
-  /// Leader/followers (own loop only). Whoever runs the loop leads: the background thread
-  /// while nobody waits, or a synchronous caller, so callbacks run on whichever thread
-  /// leads (on_loop_thread() is true there). A caller that finds nobody leading takes the
-  /// loop, starts its operation and runs the loop on its own thread until its answer came
-  /// (no handoff); one that finds a leader queues its start like a post and sleeps until
-  /// its answer, or until it is handed the loop (one wake either way). The background
-  /// thread does not sit in the loop while idle, it polls the loop's descriptor from
-  /// outside, so a caller never has to wake it to take the loop; and a caller that gives
-  /// the loop up leaves it unwatched for up to a millisecond (or the next timer) rather
-  /// than wake it, so a thread that calls again at once finds the loop free. Posts and
-  /// stop() wake it at once.
+  /// Leader/followers (own loop only). Whoever runs the loop leads: the background thread,
+  /// or a synchronous caller, so callbacks run on whichever thread leads
+  /// (on_loop_thread() is true there). A caller that finds nobody leading takes the loop,
+  /// starts its operation and runs the loop on its own thread until its answer came (no
+  /// handoff). One that finds a leader follows: it posts its start and sleeps until its
+  /// answer (one wake), and while any follower waits the background thread runs the loop
+  /// as a plain loop thread, so nobody is ever handed the loop. When idle, the background
+  /// thread polls the loop's descriptor from outside the loop, so a caller never has to
+  /// wake it to take the loop; and a caller that gives the loop up leaves it unwatched for
+  /// up to a millisecond (or the next timer) rather than wake it, so a thread that calls
+  /// again at once finds the loop free. Posts and stop() wake it at once.
   class Waiter {
    public:
     Waiter();
@@ -80,7 +80,6 @@ class LoopThread {
     // Written under the leadership mutex; read without it by the waiter once woken.
     std::atomic<bool> done_{false};
     // Guarded by the leadership mutex.
-    bool promoted_ = false;
     bool queued_ = false;
     Waiter* next_ = nullptr;
     Waiter* previous_ = nullptr;
@@ -101,11 +100,6 @@ class LoopThread {
   static bool run_until_done(Shared& shared, Waiter& waiter);
   static void release(Shared& shared);
   static void call_background(Shared& shared);
-  // Unlinks the oldest follower and makes it the leader (lead_mutex held); null if none.
-  static Waiter* promote_first(Shared& shared);
-  // A caller takes the loop from a handed follower that has not woken yet (lead_mutex
-  // held): back to the head of the followers with it.
-  static void take_handed_back(Shared& shared);
   // Takes a follower out of the queue (lead_mutex held).
   static void unlink(Shared& shared, Waiter& waiter);
 #endif
