@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include <redlock/redlock.hpp>
 
@@ -55,6 +57,18 @@ class LockEdgesTest : public test::LockNodesTest {
     std::fflush(stderr);
     std::_Exit(1);
   }
+
+  /// Starts `work` on `thread`; the future is ready once it returned.
+  template <typename Work>
+  static std::future<void> run_on(std::thread& thread, Work work) {
+    auto done = std::make_shared<std::promise<void>>();
+    auto future = done->get_future();
+    thread = std::thread([done, work = std::move(work)]() mutable {
+      work();
+      done->set_value();
+    });
+    return future;
+  }
 };
 
 // The watchdog re-extends to the lock's TTL. After a manual extend to a longer TTL it must
@@ -91,18 +105,10 @@ TEST_F(LockEdgesTest, CloseFromTwoThreadsAtOnceReturnsInBoth) {
   ASSERT_TRUE(lock);
   cluster()[0].pause();
   lock->unlock_async([](Result<void>) {});
-  std::promise<void> first_done;
-  std::promise<void> second_done;
-  std::thread first([&] {
-    client->close();
-    first_done.set_value();
-  });
-  std::thread second([&] {
-    client->close();
-    second_done.set_value();
-  });
-  auto first_future = first_done.get_future();
-  auto second_future = second_done.get_future();
+  std::thread first;
+  std::thread second;
+  auto first_future = run_on(first, [&] { client->close(); });
+  auto second_future = run_on(second, [&] { client->close(); });
   must_finish(first_future, 5s, "the first close()");
   must_finish(second_future, 5s, "the second close()");
   first.join();
@@ -110,6 +116,39 @@ TEST_F(LockEdgesTest, CloseFromTwoThreadsAtOnceReturnsInBoth) {
   auto after = client->try_lock("edges:2", 10s);
   ASSERT_FALSE(after);
   EXPECT_EQ(after.error(), errc::cancelled);
+}
+
+// Synchronous callers waiting on a held lock, some of whom may be running the loop
+// themselves (REDLOCK_SYNC_LEADER), all return cancelled when another thread closes the
+// client, and close() returns: no waiter is left asleep and the loop ends.
+TEST_F(LockEdgesTest, CloseFromAnotherThreadEndsEverySynchronousWaiter) {
+  auto holder = Client::create(options());
+  auto held = holder->try_lock("edges:close-waiters", 10s);
+  ASSERT_TRUE(held) << held.error().message();
+  auto client = Client::create(options());
+  constexpr int waiters = 8;
+  std::atomic<int> cancelled{0};
+  std::vector<std::thread> threads;
+  std::promise<void> all_returned;
+  std::atomic<int> returned{0};
+  for (int i = 0; i < waiters; ++i) {
+    threads.emplace_back([&] {
+      auto lock = client->lock("edges:close-waiters", {.ttl = 10s, .wait = 10s});
+      if (!lock && lock.error() == errc::cancelled) ++cancelled;
+      if (++returned == waiters) all_returned.set_value();
+    });
+  }
+  std::this_thread::sleep_for(300ms);  // every thread is waiting by now
+  EXPECT_EQ(returned.load(), 0) << "a waiter returned before the lock was free";
+  std::thread closer;
+  auto closed_future = run_on(closer, [&] { client->close(); });
+  auto returned_future = all_returned.get_future();
+  must_finish(closed_future, 5s, "close()");
+  must_finish(returned_future, 5s, "the waiting lock() calls");
+  closer.join();
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(cancelled.load(), waiters);
+  EXPECT_TRUE(held->unlock());
 }
 
 // A close() on the loop thread right after unlock() in the same callback must still send

@@ -70,6 +70,38 @@ class StackSyncCall {
   std::optional<Result<T>> result_;
 };
 
+#if REDLOCK_SYNC_LEADER
+/// StackSyncCall through leader/followers (LoopThread::lead): the caller runs the loop
+/// itself when nobody does, else it sleeps until its answer or its turn to lead.
+template <typename T, typename Start>
+class LedSyncCall {
+ public:
+  LedSyncCall(Engine& engine, Start start) : engine_(engine), start_(std::move(start)) {}
+  LedSyncCall(const LedSyncCall&) = delete;
+  LedSyncCall& operator=(const LedSyncCall&) = delete;
+
+  /// Nullopt when the client no longer takes work (closing).
+  std::optional<Result<T>> run() {
+    const bool ran = engine_.loop_thread().lead(waiter_, [this] {
+      // Moved to the leader's stack first, as in StackSyncCall.
+      auto start = std::move(start_);
+      start(Deliver<T>([this](Result<T> result) {
+        result_.emplace(std::move(result));
+        engine_.loop_thread().finish(waiter_);
+      }));
+    });
+    if (!ran) return std::nullopt;
+    return std::move(result_);
+  }
+
+ private:
+  Engine& engine_;
+  Start start_;
+  LoopThread::Waiter waiter_;
+  std::optional<Result<T>> result_;
+};
+#endif
+
 /// Runs `start(deliver)` on the loop thread and returns what it delivers. With `limit`,
 /// gives up waiting after it (the operation still completes on its own) and returns
 /// nullopt.
@@ -77,6 +109,14 @@ template <typename T, typename Start>
 std::optional<Result<T>> call_sync_for(Engine& engine, std::string_view what, Start start,
                                        std::optional<std::chrono::milliseconds> limit) {
   if (engine.on_loop_thread()) return Result<T>(loop_thread_error(what));
+#if REDLOCK_SYNC_LEADER
+  if (!limit && engine.loop_thread().own_loop()) {
+    LedSyncCall<T, Start> call(engine, std::move(start));
+    auto result = call.run();
+    if (!result) return Result<T>(cancelled_error(what));
+    return result;
+  }
+#endif
   if (!limit) {
     StackSyncCall<T, Start> call(std::move(start));
     auto result = call.run(engine);

@@ -55,6 +55,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   /// dropped; the caller reports errc::cancelled).
   bool post(std::function<void()> task) { return loop_.post(std::move(task)); }
   bool on_loop_thread() const noexcept { return loop_.on_loop_thread(); }
+  /// For the synchronous calls that run the loop themselves (LoopThread::lead).
+  LoopThread& loop_thread() noexcept { return loop_; }
   /// Shuts the engine down, on the loop: no new operation starts (posts fail, waiting
   /// operations and watchdogs are cancelled, rounds that finish now count as cancelled and
   /// release what they got), releases already sent get up to one node deadline to land,

@@ -5,6 +5,19 @@
 #include <cstdio>
 #include <cstdlib>
 
+#if REDLOCK_SYNC_LEADER
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <optional>
+#include <utility>
+#endif
+
 namespace redlock::detail {
 
 struct LoopThread::Shared {
@@ -23,6 +36,36 @@ struct LoopThread::Shared {
   std::shared_future<void> finished_future = finished.get_future().share();
   // Keeps this object alive while the wakeup handle is open.
   std::shared_ptr<Shared> self_while_open;
+#if REDLOCK_SYNC_LEADER
+  enum class Holder { none, background, caller, gone };
+  std::mutex lead_mutex;
+  // Everything below is guarded by lead_mutex.
+  Holder holder = Holder::none;
+  // The background thread waits here while a caller leads, and only then does a caller
+  // that gives the loop up have to wake it.
+  std::condition_variable lead_free;
+  bool background_parked = false;
+  // A caller that gives the loop up leaves the parked background thread asleep for up to
+  // unattended_grace (or the loop's next deadline), so that a caller coming back at once
+  // finds the loop free and nobody was woken. During that time socket events wait (the
+  // next leader or the background thread reads them); posted tasks wake it (post()).
+  // Read without the lock by post(); written under it.
+  std::atomic<bool> unattended{false};
+  std::chrono::steady_clock::time_point unattended_until;
+  bool background_called = false;
+  // When the background thread's poll of the loop gives up (none: no timer). A caller
+  // that leaves an earlier timer behind kicks it through `kick`, an eventfd it polls
+  // beside the loop's descriptor.
+  std::optional<std::chrono::steady_clock::time_point> background_deadline;
+  // Set with the deadline by a caller that woke the parked background thread: it goes
+  // back to watching without running the loop first.
+  bool deadline_handed_over = false;
+  int kick = -1;
+  // The followers: callers that found a leader and wait for their answer. While any
+  // wait, the background thread runs the loop as a plain loop thread.
+  LoopThread::Waiter* first = nullptr;
+  LoopThread::Waiter* last = nullptr;
+#endif
 };
 
 namespace {
@@ -51,9 +94,18 @@ LoopThread::LoopThread(uv_loop_s* external) : shared_(std::make_shared<Shared>()
   }
   shared_->self_while_open = shared_;
   if (own_loop_) {
+#if REDLOCK_SYNC_LEADER
+    shared_->kick = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (shared_->kick < 0) fail("eventfd", uv_translate_sys_error(errno));
+#endif
     thread_ = std::thread([shared = shared_] {
+#if REDLOCK_SYNC_LEADER
+      run_background(*shared);
+      ::close(shared->kick);
+#else
       shared->loop_thread_id = std::this_thread::get_id();
       uv_run(shared->own_loop.get(), UV_RUN_DEFAULT);
+#endif
       // Every handle is closed once uv_run returns; the loop can go.
       if (uv_loop_close(shared->own_loop.get()) != 0) {
         // A handle is still open: a bug, but leaking the loop beats crashing.
@@ -70,7 +122,8 @@ LoopThread::LoopThread(uv_loop_s* external) : shared_(std::make_shared<Shared>()
 
 LoopThread::~LoopThread() {
   if (thread_.joinable()) {
-    if (thread_.get_id() == std::this_thread::get_id()) {
+    // A caller that leads is inside the loop too: joining would wait for itself.
+    if (thread_.get_id() == std::this_thread::get_id() || on_loop_thread()) {
       thread_.detach();
     } else {
       thread_.join();
@@ -79,11 +132,16 @@ LoopThread::~LoopThread() {
 }
 
 bool LoopThread::post(std::function<void()> task) {
-  std::lock_guard lock(shared_->mutex);
-  if (shared_->stopping) return false;
-  shared_->tasks.push_back(std::move(task));
-  // Under the mutex: stop() cannot close the handle between the push and the send.
-  uv_async_send(&shared_->wakeup);
+  {
+    std::lock_guard lock(shared_->mutex);
+    if (shared_->stopping) return false;
+    shared_->tasks.push_back(std::move(task));
+    // Under the mutex: stop() cannot close the handle between the push and the send.
+    uv_async_send(&shared_->wakeup);
+  }
+#if REDLOCK_SYNC_LEADER
+  if (shared_->unattended.load()) call_background(*shared_);
+#endif
   return true;
 }
 
@@ -104,6 +162,14 @@ void LoopThread::drain(uv_async_s* handle) {
 }
 
 bool LoopThread::stop(std::function<void(std::function<void()> closed)> last) {
+  if (!begin_stop(std::move(last))) return false;
+#if REDLOCK_SYNC_LEADER
+  if (shared_->unattended.load()) call_background(*shared_);
+#endif
+  return true;
+}
+
+bool LoopThread::begin_stop(std::function<void(std::function<void()> closed)> last) {
   std::lock_guard lock(shared_->mutex);
   if (shared_->stopping) return false;
   shared_->stopping = true;
@@ -133,5 +199,275 @@ void LoopThread::wait_finished() {
   auto finished = shared_->finished_future;  // a copy per waiting thread
   finished.wait();
 }
+
+#if REDLOCK_SYNC_LEADER
+
+LoopThread::Waiter::Waiter() {
+  ::sem_init(&woken_, 0, 0);
+}
+
+LoopThread::Waiter::~Waiter() {
+  ::sem_destroy(&woken_);
+}
+
+namespace {
+
+// How long a caller that gives the loop up may leave it unwatched (Shared::unattended):
+// long enough for a thread that locks and unlocks in a row to come back.
+constexpr std::chrono::microseconds unattended_grace{1000};
+
+// uv_backend_timeout's answer as a point in time (none: no timer, the poll may wait
+// forever).
+std::optional<std::chrono::steady_clock::time_point> deadline_after(int timeout_ms) {
+  if (timeout_ms < 0) return std::nullopt;
+  return std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+}
+
+// Whether one of libuv's private queues has an element. Both layouts libuv has had
+// (void*[2] up to 1.46, struct uv__queue since) begin with the pointer to the next
+// element, which points back at the queue itself when it is empty.
+template <typename Queue>
+bool queue_filled(const Queue& queue) {
+  return *reinterpret_cast<void* const*>(&queue) != static_cast<const void*>(&queue);
+}
+
+// Before the loop is watched from outside, what its next turn would do before it blocks
+// is done now: libuv tells epoll about a watcher started in a callback only when its next
+// poll begins (until then the loop's descriptor does not cover that socket), and prepare
+// callbacks (the connections flush their writes there) run just before that poll. Turns
+// of the loop while either waits, a few at most (a prepare handle that never stops would
+// ask for a turn each time). Returns whether the loop is alive.
+bool turn_due(uv_loop_t* loop) {
+  return queue_filled(loop->watcher_queue) || queue_filled(loop->prepare_handles);
+}
+
+bool settle(uv_loop_t* loop) {
+  bool alive = uv_loop_alive(loop) != 0;
+  for (int turns = 0; alive && turns < 4 && turn_due(loop); ++turns) {
+    alive = uv_run(loop, UV_RUN_NOWAIT) != 0;
+  }
+  return alive;
+}
+
+// How long the loop may be left to a poll from outside: 0 while a turn is still due.
+int outside_timeout(uv_loop_t* loop) {
+  return turn_due(loop) ? 0 : uv_backend_timeout(loop);
+}
+
+void wait_for(sem_t& semaphore) {
+  while (::sem_wait(&semaphore) != 0) {
+    // EINTR: a signal handler ran; the wake is still to come.
+  }
+}
+
+}  // namespace
+
+void LoopThread::run_background(Shared& shared) {
+  uv_loop_t* loop = shared.own_loop.get();
+  std::unique_lock lock(shared.lead_mutex);
+  for (;;) {
+    shared.background_parked = true;
+    for (;;) {
+      if (shared.holder == Shared::Holder::caller) {
+        // Timed: a caller that gives the loop up does not wake this thread (unattended).
+        shared.lead_free.wait_for(lock, unattended_grace);
+      } else if (!shared.unattended || shared.background_called) {
+        break;
+      } else if (shared.lead_free.wait_until(lock, shared.unattended_until) ==
+                     std::cv_status::timeout &&
+                 shared.holder == Shared::Holder::none) {
+        break;
+      }
+    }
+    shared.background_parked = false;
+    shared.background_called = false;
+    shared.unattended = false;
+    if (!std::exchange(shared.deadline_handed_over, false)) {
+      shared.holder = Shared::Holder::background;
+      shared.loop_thread_id = std::this_thread::get_id();
+      lock.unlock();
+      // What is ready now, without blocking: the blocking wait happens outside the loop,
+      // where a caller can take the loop over without waking this thread.
+      bool alive = uv_run(loop, UV_RUN_NOWAIT) != 0;
+      lock.lock();
+      // While synchronous callers wait, this thread runs the loop as a plain loop thread
+      // until they are answered: a caller that comes meanwhile follows (it posts), and
+      // nobody is handed the loop (a wake, and the loop idle until that thread runs).
+      while (alive && shared.first != nullptr) {
+        lock.unlock();
+        alive = uv_run(loop, UV_RUN_ONCE) != 0;
+        lock.lock();
+      }
+      lock.unlock();
+      alive = alive && settle(loop);
+      const int timeout = outside_timeout(loop);
+      lock.lock();
+      shared.loop_thread_id = std::thread::id();
+      if (!alive) {
+        shared.holder = Shared::Holder::gone;
+        return;
+      }
+      shared.background_deadline = deadline_after(timeout);
+      shared.holder = Shared::Holder::none;
+    }
+    // Watch the loop's descriptor until something is ready, a timer is due, or a caller
+    // that led leaves a timer due earlier (kick).
+    const auto deadline = shared.background_deadline;
+    int timeout = -1;
+    if (deadline) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          *deadline - std::chrono::steady_clock::now());
+      timeout = static_cast<int>(std::max<long long>(0, left.count()));
+    }
+    lock.unlock();
+    pollfd watched[2] = {{uv_backend_fd(loop), POLLIN, 0}, {shared.kick, POLLIN, 0}};
+    ::poll(watched, 2, timeout);
+    if (watched[1].revents != 0) {
+      eventfd_t ignored = 0;
+      (void)::eventfd_read(shared.kick, &ignored);
+    }
+    lock.lock();
+  }
+}
+
+bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
+  // A copy: a callback run while this thread leads may destroy this object.
+  const auto shared = shared_;
+  std::unique_lock lock(shared->lead_mutex);
+  if (shared->holder == Shared::Holder::gone) return false;
+  if (shared->holder == Shared::Holder::none) {
+    {
+      std::lock_guard tasks(shared->mutex);
+      if (shared->stopping) return false;
+    }
+    shared->holder = Shared::Holder::caller;
+    shared->unattended = false;
+    lock.unlock();
+    shared->loop_thread_id = std::this_thread::get_id();
+    // Tasks posted before this call run before it, as they would through post().
+    drain(&shared->wakeup);
+    start();
+    if (!run_until_done(*shared, waiter)) return false;
+    release(*shared);
+    return true;
+  }
+  // Someone leads: follow. Queued before the start is posted, so that a follower takes
+  // the leadership mutex once (the leader takes it for every answer).
+  waiter.queued_ = true;
+  waiter.previous_ = shared->last;
+  (shared->last ? shared->last->next_ : shared->first) = &waiter;
+  shared->last = &waiter;
+  lock.unlock();
+  if (!post(std::move(start))) {
+    lock.lock();
+    unlink(*shared, waiter);
+    return false;
+  }
+  do {
+    wait_for(waiter.woken_);
+    // The answer's wake needs no lock: finish() sets done_ before its sem_post.
+  } while (!waiter.done_.load(std::memory_order_acquire));
+  return true;
+}
+
+void LoopThread::unlink(Shared& shared, Waiter& waiter) {
+  (waiter.previous_ ? waiter.previous_->next_ : shared.first) = waiter.next_;
+  (waiter.next_ ? waiter.next_->previous_ : shared.last) = waiter.previous_;
+  waiter.queued_ = false;
+}
+
+void LoopThread::call_background(Shared& shared) {
+  std::lock_guard lock(shared.lead_mutex);
+  if (shared.holder != Shared::Holder::none || !shared.background_parked) return;
+  shared.background_called = true;
+  shared.lead_free.notify_one();
+}
+
+bool LoopThread::run_until_done(Shared& shared, Waiter& waiter) {
+  // `done_` is written on this thread only while it leads (finish() runs in the loop).
+  while (!waiter.done_) {
+    if (uv_run(shared.own_loop.get(), UV_RUN_ONCE) == 0 && !waiter.done_) {
+      // Every handle closed without an answer: nothing will ever answer.
+      std::lock_guard lock(shared.lead_mutex);
+      shared.loop_thread_id = std::thread::id();
+      shared.holder = Shared::Holder::none;
+      if (shared.background_parked) {
+        shared.lead_free.notify_one();
+      } else {
+        (void)::eventfd_write(shared.kick, 1);
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+void LoopThread::release(Shared& shared) {
+  // Read while this thread still leads: the loop's next deadline, and whether it has
+  // anything left to watch (the shutdown may have closed its last handle here).
+  const bool alive = settle(shared.own_loop.get());
+  const auto deadline = deadline_after(outside_timeout(shared.own_loop.get()));
+  std::unique_lock lock(shared.lead_mutex);
+  shared.loop_thread_id = std::thread::id();
+  shared.holder = Shared::Holder::none;
+  if (shared.first != nullptr) {
+    // Followers wait: the background thread serves them (or a caller that comes first).
+    if (shared.background_parked) {
+      shared.background_called = true;
+      shared.lead_free.notify_one();
+    } else {
+      (void)::eventfd_write(shared.kick, 1);
+    }
+    return;
+  }
+  if (!alive) {
+    // The background thread must run the loop once more to see that it is finished.
+    if (shared.background_parked) {
+      shared.lead_free.notify_one();
+    } else {
+      (void)::eventfd_write(shared.kick, 1);
+    }
+    return;
+  }
+  if (shared.background_parked) {
+    // It goes back to watching with this deadline, without taking the loop, once the
+    // grace is over: a caller that comes back before then finds the loop free.
+    shared.background_deadline = deadline;
+    shared.deadline_handed_over = true;
+    const auto grace_over = std::chrono::steady_clock::now() + unattended_grace;
+    shared.unattended_until = deadline ? std::min(*deadline, grace_over) : grace_over;
+    shared.unattended = true;
+    bool tasks_waiting = false;
+    {
+      // A post that did not see `unattended` set is in the queue by now.
+      std::lock_guard tasks(shared.mutex);
+      tasks_waiting = !shared.tasks.empty();
+    }
+    if (tasks_waiting || (deadline && *deadline < grace_over)) {
+      // Work is waiting, or a timer is due before this thread would look again.
+      shared.background_called = true;
+      shared.lead_free.notify_one();
+    }
+    return;
+  }
+  // The background thread polls with a deadline it read before this caller led: a timer
+  // this caller left behind may be due earlier.
+  if (deadline && (!shared.background_deadline || *deadline < *shared.background_deadline)) {
+    shared.background_deadline = deadline;
+    (void)::eventfd_write(shared.kick, 1);
+  }
+}
+
+void LoopThread::finish(Waiter& waiter) {
+  {
+    std::lock_guard lock(shared_->lead_mutex);
+    waiter.done_.store(true, std::memory_order_release);
+    if (waiter.queued_) unlink(*shared_, waiter);
+  }
+  // The last touch: the waiter may return (and free it) once woken.
+  ::sem_post(&waiter.woken_);
+}
+
+#endif
 
 }  // namespace redlock::detail

@@ -7,6 +7,10 @@
 // whichever thread runs that loop, recognised from the loop's first iteration after
 // construction (a wakeup is sent at once for that).
 
+#if REDLOCK_SYNC_LEADER
+#include <semaphore.h>
+#endif
+
 #include <atomic>
 #include <functional>
 #include <future>
@@ -51,9 +55,54 @@ class LoopThread {
   /// and with the caller's loop (which may not be running). Safe from several threads.
   void wait_finished();
 
+#if REDLOCK_SYNC_LEADER
+  /// Leader/followers (own loop only). Whoever runs the loop leads: the background thread,
+  /// or a synchronous caller, so callbacks run on whichever thread leads
+  /// (on_loop_thread() is true there). A caller that finds nobody leading takes the loop,
+  /// starts its operation and runs the loop on its own thread until its answer came (no
+  /// handoff). One that finds a leader follows: it posts its start and sleeps until its
+  /// answer (one wake), and while any follower waits the background thread runs the loop
+  /// as a plain loop thread, so nobody is ever handed the loop. When idle, the background
+  /// thread polls the loop's descriptor from outside the loop, so a caller never has to
+  /// wake it to take the loop; and a caller that gives the loop up leaves it unwatched for
+  /// up to a millisecond (or the next timer) rather than wake it, so a thread that calls
+  /// again at once finds the loop free. Posts and stop() wake it at once.
+  class Waiter {
+   public:
+    Waiter();
+    ~Waiter();
+    Waiter(const Waiter&) = delete;
+    Waiter& operator=(const Waiter&) = delete;
+
+   private:
+    friend class LoopThread;
+    sem_t woken_;
+    // Written under the leadership mutex; read without it by the waiter once woken.
+    std::atomic<bool> done_{false};
+    // Guarded by the leadership mutex.
+    bool queued_ = false;
+    Waiter* next_ = nullptr;
+    Waiter* previous_ = nullptr;
+  };
+  /// Runs `start` as the loop's work (its answer must reach finish(waiter)) and returns
+  /// once finish() ran. False when the client no longer takes work (start did not run).
+  bool lead(Waiter& waiter, std::function<void()> start);
+  /// The answer of `waiter`'s operation came (on the loop, from whoever leads).
+  void finish(Waiter& waiter);
+#endif
+
  private:
   struct Shared;
   static void drain(uv_async_s* handle);
+  bool begin_stop(std::function<void(std::function<void()> closed)> last);
+#if REDLOCK_SYNC_LEADER
+  static void run_background(Shared& shared);
+  static bool run_until_done(Shared& shared, Waiter& waiter);
+  static void release(Shared& shared);
+  static void call_background(Shared& shared);
+  // Takes a follower out of the queue (lead_mutex held).
+  static void unlink(Shared& shared, Waiter& waiter);
+#endif
 
   // Shared with the thread and the wakeup handle, which may outlive this object when
   // stop() ran on the loop thread or the loop is the caller's.
