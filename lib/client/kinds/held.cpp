@@ -61,12 +61,15 @@ std::string Held::describe() const {
   return quote_key(key);
 }
 
+// Every path returns `result`, so that it is built in the caller's slot (NRVO) instead of
+// moved there: a reply is read for each node twice a cycle.
 NodeReply interpret_family_reply(const redisReply* reply, std::string_view where) {
+  NodeReply result;
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0 || !is_integer(reply->element[0])) {
-    return unexpected_reply(reply, where);
+    result = unexpected_reply(reply, where);
+    return result;
   }
   const auto code = reply->element[0]->integer;
-  NodeReply result;
   if (code == 1) {
     result.status = NodeStatus::granted;
     if (reply->elements == 2 && is_integer(reply->element[1]) && reply->element[1]->integer > 0) {
@@ -75,7 +78,8 @@ NodeReply interpret_family_reply(const redisReply* reply, std::string_view where
     // A key set with fencing: {1, 0, one token per key}.
     for (std::size_t i = 2; i < reply->elements; ++i) {
       if (!is_integer(reply->element[i]) || reply->element[i]->integer <= 0) {
-        return unexpected_reply(reply, where);
+        result = unexpected_reply(reply, where);
+        return result;
       }
       result.tokens.push_back(static_cast<std::uint64_t>(reply->element[i]->integer));
     }
@@ -104,13 +108,14 @@ NodeReply interpret_family_reply(const redisReply* reply, std::string_view where
     return result;
   }
   if (code == -1 && reply->elements >= 2 && reply->element[1]->type == REDIS_REPLY_STRING) {
-    auto wrong = wrong_kind_reply(text_of(reply->element[1]));
+    result = wrong_kind_reply(text_of(reply->element[1]));
     if (reply->elements == 3 && reply->element[2]->type == REDIS_REPLY_STRING) {
-      wrong.detail = "key " + quote_key(text_of(reply->element[2])) + ": " + wrong.detail;
+      result.detail = "key " + quote_key(text_of(reply->element[2])) + ": " + result.detail;
     }
-    return wrong;
+    return result;
   }
-  return unexpected_reply(reply, where);
+  result = unexpected_reply(reply, where);
+  return result;
 }
 
 namespace {
@@ -176,6 +181,28 @@ void key_set_release(Node& node, const std::vector<std::string>& keys, std::stri
                          std::move(done));
 }
 
+void key_set_extend(Node& node, const std::vector<std::string>& keys, std::string_view value,
+                    const std::string& ttl_ms, milliseconds timeout, NodeCallback done) {
+  const std::vector<std::string_view> names(keys.begin(), keys.end());
+  const std::array<std::string_view, 2> args{value, ttl_ms};
+  node.run_family_script(scripts::multi_extend(), names, args, timeout, interpret_family_reply,
+                         std::move(done));
+}
+
+// `token_at(n)`: the token of the n-th of `keys`.
+template <typename TokenAt>
+void key_set_fence(Node& node, const std::vector<std::string>& keys, std::string_view value,
+                   TokenAt token_at, milliseconds timeout, NodeCallback done) {
+  std::vector<std::string> token_texts;
+  token_texts.reserve(keys.size());
+  for (std::size_t n = 0; n < keys.size(); ++n) token_texts.push_back(std::to_string(token_at(n)));
+  std::vector<std::string_view> args{value};
+  args.insert(args.end(), token_texts.begin(), token_texts.end());
+  const auto set = key_set_keys(node, keys, /*fencing=*/true);
+  node.run_family_script(scripts::multi_fence(), set.keys, args, timeout, interpret_family_reply,
+                         std::move(done));
+}
+
 }  // namespace
 
 void send_family_acquire(Node& node, const Held& held, std::string_view value, milliseconds ttl,
@@ -189,7 +216,11 @@ void send_family_acquire(Node& node, const Held& held, std::string_view value, m
                                   interpret_family_reply, std::move(done));
   }
   if (held.primitive == Primitive::keys) {
-    auto groups = slot_groups(held.keys, node.routes_by_slot());
+    // A member that is one server takes the set in one script: no grouping to pay for.
+    if (!node.routes_by_slot()) {
+      return key_set_acquire(node, held.keys, value, ttl_ms, fencing, timeout, std::move(done));
+    }
+    auto groups = slot_groups(held.keys, /*by_slot=*/true);
     if (groups.size() == 1) {
       return key_set_acquire(node, held.keys, value, ttl_ms, fencing, timeout, std::move(done));
     }
@@ -230,12 +261,12 @@ void send_family_extend(Node& node, const Held& held, std::string_view value, mi
                         milliseconds timeout, NodeCallback done) {
   const std::string ttl_ms = std::to_string(ttl.count());
   if (held.primitive == Primitive::keys) {
-    const auto groups = slot_groups(held.keys, node.routes_by_slot());
+    if (!node.routes_by_slot()) {
+      return key_set_extend(node, held.keys, value, ttl_ms, timeout, std::move(done));
+    }
+    const auto groups = slot_groups(held.keys, /*by_slot=*/true);
     const auto send = [&](std::size_t i, NodeCallback part) {
-      const std::vector<std::string_view> keys(groups[i].keys.begin(), groups[i].keys.end());
-      const std::array<std::string_view, 2> args{value, ttl_ms};
-      node.run_family_script(scripts::multi_extend(), keys, args, timeout, interpret_family_reply,
-                             std::move(part));
+      key_set_extend(node, groups[i].keys, value, ttl_ms, timeout, std::move(part));
     };
     if (groups.size() == 1) return send(0, std::move(done));
     return per_slot(
@@ -255,7 +286,10 @@ void send_family_extend(Node& node, const Held& held, std::string_view value, mi
 void send_family_release(Node& node, const Held& held, std::string_view value, Announce announce,
                          milliseconds timeout, NodeCallback done, bool keep_intent) {
   if (held.primitive == Primitive::keys) {
-    auto groups = slot_groups(held.keys, node.routes_by_slot());
+    if (!node.routes_by_slot()) {
+      return key_set_release(node, held.keys, value, announce, timeout, std::move(done));
+    }
+    auto groups = slot_groups(held.keys, /*by_slot=*/true);
     if (groups.size() == 1) {
       return key_set_release(node, held.keys, value, announce, timeout, std::move(done));
     }
@@ -308,17 +342,18 @@ void send_family_fence(Node& node, const Held& held, std::string_view value, std
 void send_key_set_fence(Node& node, const Held& held, std::string_view value,
                         const std::vector<std::uint64_t>& tokens, milliseconds timeout,
                         NodeCallback done) {
-  const auto groups = slot_groups(held.keys, node.routes_by_slot());
+  const auto token_of = [&tokens](std::size_t at) -> std::uint64_t {
+    return at < tokens.size() ? tokens[at] : 0;
+  };
+  if (!node.routes_by_slot()) {
+    return key_set_fence(node, held.keys, value, token_of, timeout, std::move(done));
+  }
+  const auto groups = slot_groups(held.keys, /*by_slot=*/true);
   const auto send = [&](std::size_t i, NodeCallback part) {
-    std::vector<std::string> token_texts;
-    for (const auto at : groups[i].positions) {
-      token_texts.push_back(std::to_string(at < tokens.size() ? tokens[at] : 0));
-    }
-    std::vector<std::string_view> args{value};
-    args.insert(args.end(), token_texts.begin(), token_texts.end());
-    const auto set = key_set_keys(node, groups[i].keys, /*fencing=*/true);
-    node.run_family_script(scripts::multi_fence(), set.keys, args, timeout, interpret_family_reply,
-                           std::move(part));
+    const auto& positions = groups[i].positions;
+    key_set_fence(
+        node, groups[i].keys, value, [&](std::size_t n) { return token_of(positions[n]); }, timeout,
+        std::move(part));
   };
   if (groups.size() == 1) return send(0, std::move(done));
   per_slot(
