@@ -75,8 +75,9 @@ TEST(ClusterShardFaults, AShardMasterRestartedEmptyIsGuardedNotOnlyTheSeed) {
   ASSERT_TRUE(owner.command({"GET", key}).is_nil()) << "the restart kept the key";
 
   auto during = contender->lock(key, {.ttl = 3s, .wait = 500ms});
+  // Refused by the guard (the reasons below), not by the holder's key, which the restart
+  // emptied; so this holds however long the restart took on a loaded machine.
   ASSERT_FALSE(during) << "two holders: the restarted shard's grant counted";
-  EXPECT_LT(Clock::now(), valid_until);
   expect_contains(during.error().message(), "guarded for another");
   expect_contains(during.error().message(), "shard 127.0.0.1:" + std::to_string(owner.port()));
   expect_contains(during.error().message(), "run_id changed");
