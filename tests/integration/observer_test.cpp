@@ -206,13 +206,27 @@ TEST_F(ObserverTest, AWaiterIsWokenByTheAnnouncementAndTheWaitIsMeasured) {
   auto waiting = observed();
   waiting.retry_delay = 5s;  // only the announcement can wake it within the test
   auto client = Client::create(waiting);
-  auto lock = lock_while_released(*client, "obs:wait", *held, 200ms);
+  auto lock = lock_while_released(*client, "obs:wait", *held, 200ms, [this] {
+    recorder->wait_for([this] { return !recorder->attempts.empty(); });
+  });
   ASSERT_TRUE(lock) << lock.error().message();
 
   std::lock_guard guard(recorder->mutex);
+  std::string story;
+  for (const auto& a : recorder->attempts) {
+    story += " attempt " + std::to_string(a.attempt) + " " + to_string(a.outcome) + " at " +
+             std::to_string(a.since_start.count()) + " us;";
+  }
+  for (const auto& [cause, since] : recorder->wakes) {
+    story +=
+        std::string(" wake ") + to_string(cause) + " at " + std::to_string(since.count()) + " us;";
+  }
+  // The first wake is the announcement. It comes from the first node the release reaches,
+  // so the attempt it starts may still meet the leaving holder on a quorum and look again
+  // by its timer a moment later.
   ASSERT_FALSE(recorder->wakes.empty());
-  EXPECT_EQ(recorder->wakes.back().first, WakeCause::announcement);
-  EXPECT_GE(recorder->wakes.back().second, 150ms);
+  EXPECT_EQ(recorder->wakes.front().first, WakeCause::announcement) << story;
+  EXPECT_GE(recorder->wakes.front().second, 150ms) << story;
   ASSERT_GE(recorder->attempts.size(), 2u);
   EXPECT_EQ(recorder->attempts.front().outcome, AttemptOutcome::conflict);
   EXPECT_EQ(recorder->attempts.back().outcome, AttemptOutcome::acquired);

@@ -70,7 +70,10 @@ TEST_F(PrometheusTest, TheExpositionCountsRealLockTraffic) {
   ASSERT_FALSE(client->try_lock("prom:b", 10s));  // conflict
   EXPECT_EQ(value("redlock_locks_held{client=\"test\"}"), 1);
 
-  auto waited = lock_while_released(*client, "prom:b", *held, 100ms);
+  auto waited = lock_while_released(*client, "prom:b", *held, 100ms, [this] {
+    eventually_that("redlock_attempts_total{client=\"test\",outcome=\"conflict\"}",
+                    [](double v) { return v >= 2; });
+  });
   ASSERT_TRUE(waited);
   ASSERT_TRUE(lock->unlock());
 

@@ -93,11 +93,17 @@ class LockNodesTest : public ::testing::Test {
   }
 
   /// client->lock(key) with a 10 s TTL, waiting at most 4 s, while another thread
-  /// unlocks `held` (the current holder) after `delay`.
+  /// unlocks `held` (the current holder) `delay` after the call began and not before
+  /// `refused()` returns (it blocks until the waiter's first attempt was refused). A release
+  /// announced while that attempt is still on the wire wakes the waiter by its timer, so a
+  /// test that asserts the announcement woke it must pass `refused`.
   static Result<Lock> lock_while_released(Client& client, const std::string& key, Lock& held,
-                                          std::chrono::milliseconds delay) {
+                                          std::chrono::milliseconds delay,
+                                          std::function<void()> refused = {}) {
+    const auto release_at = std::chrono::steady_clock::now() + delay;
     std::thread releaser([&] {
-      std::this_thread::sleep_for(delay);
+      if (refused) refused();
+      std::this_thread::sleep_until(release_at);
       (void)held.unlock();
     });
     LockOptions wait;
