@@ -55,7 +55,10 @@ struct ClusterRouter::RouterTimer {
 };
 
 ClusterRouter::ClusterRouter(uv_loop_s* loop, ConnectionOptions options)
-    : loop_(loop), options_(std::move(options)), where_(options_.endpoint.display) {
+    : loop_(loop),
+      options_(std::move(options)),
+      where_(options_.endpoint.display),
+      subscriber_(static_cast<bool>(options_.on_message)) {
   routes_ = true;
 }
 
@@ -73,6 +76,7 @@ void ClusterRouter::shutdown() {
   // Each connection answers its commands cancelled, synchronously, as it closes; so are
   // the commands still waiting for the map, in the order they were made.
   for (auto& shard : shards_) shard->connection.reset();
+  map_links_.clear();
   auto waiting = std::exchange(waiting_, {});
   for (const auto& request : waiting) {
     const std::string detail = where_ + ": connection closed";
@@ -81,18 +85,26 @@ void ClusterRouter::shutdown() {
   run_next_turn(loop_, [this] { delete this; });
 }
 
+Endpoint ClusterRouter::server_endpoint(const std::string& host, std::uint16_t port) const {
+  Endpoint endpoint = options_.endpoint;
+  endpoint.cluster_seeds.clear();
+  endpoint.host = host;
+  endpoint.port = port;
+  endpoint.db = 0;
+  endpoint.display = describe_address(host, port);
+  return endpoint;
+}
+
 ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uint16_t port,
                                                bool is_home) {
   ConnectionOptions options = options_;
-  options.endpoint.cluster_seeds.clear();
-  options.endpoint.host = host;
-  options.endpoint.port = port;
-  options.endpoint.db = 0;
-  options.endpoint.display = describe_address(host, port);
+  options.endpoint = server_endpoint(host, port);
   options.on_shard = nullptr;
   options.on_redirected = nullptr;
   options.on_slot_map = nullptr;
-  if (!is_home) {
+  // A subscriber's shard channels live on the shards that own them: each shard's
+  // connection hears its pushes and tells when it is ready to be subscribed again.
+  if (!is_home && !subscriber_) {
     options.on_message = nullptr;
     options.on_ready = nullptr;
   }
@@ -324,12 +336,25 @@ void ClusterRouter::refresh_map() {
 void ClusterRouter::ask_for_map(std::size_t seed, bool shards_command) {
   const auto& address = options_.endpoint.cluster_seeds[seed];
   const std::array<std::string_view, 2> command{"CLUSTER", shards_command ? "SHARDS" : "SLOTS"};
-  Shard& source = shard(address.host, address.port);
-  map_source_ = source.address;
-  source.connection->command(command, options_.connect_timeout,
-                             [this, seed, shards_command](const ReplyView& view) {
-                               read_map(view, seed, shards_command);
-                             });
+  Connection& source = subscriber_ ? map_link(seed) : *shard(address.host, address.port).connection;
+  map_source_ = describe_address(address.host, address.port);
+  source.command(command, options_.connect_timeout,
+                 [this, seed, shards_command](const ReplyView& view) {
+                   read_map(view, seed, shards_command);
+                 });
+}
+
+Connection& ClusterRouter::map_link(std::size_t seed) {
+  if (map_links_.size() <= seed) map_links_.resize(seed + 1);
+  if (!map_links_[seed]) {
+    const auto& address = options_.endpoint.cluster_seeds[seed];
+    ConnectionOptions options;  // none of the member's hooks: it only asks for maps
+    options.endpoint = server_endpoint(address.host, address.port);
+    options.connect_timeout = options_.connect_timeout;
+    options.tls = options_.tls;
+    map_links_[seed].reset(Connection::create(loop_, std::move(options)));
+  }
+  return *map_links_[seed];
 }
 
 void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shards_command) {

@@ -8,11 +8,15 @@
 // The slot map is asked of the seeds in the URL's order, the next one at once when one
 // cannot be reached.
 //
-// Routing: a command's key is its second word (SET, GET, PTTL, TYPE, ...), an EVALSHA's its
-// first key. Commands without a key (HELLO, INFO, PING, ROLE, SUBSCRIBE, UNSUBSCRIBE, CLUSTER,
-// ASKING) and scripts without keys go to the home connection: the first seed, which also
-// carries the subscriptions of a subscriber (ConnectionOptions::on_message, on_ready).
-// Scripts PUBLISH, which a cluster delivers to the subscribers of every node.
+// Routing: a command's key is its second word (SET, GET, PTTL, TYPE, ...; SSUBSCRIBE's and
+// SUNSUBSCRIBE's is their shard channel), an EVALSHA's its first key. Commands without a
+// key (HELLO, INFO, PING, ROLE, SUBSCRIBE, UNSUBSCRIBE, CLUSTER, ASKING) and scripts
+// without keys go to the home connection: the first seed.
+//
+// A subscriber (ConnectionOptions::on_message set) subscribes to shard channels: every
+// shard's connection hears its pushes and runs on_ready, and as a subscribed connection
+// refuses every other command, the slot map is asked of the seeds on connections of their
+// own that never subscribe.
 //
 // Commands for a key wait for the first slot map (or its failure) before they are sent,
 // each within its own deadline, so that two commands for one key (an acquire and its
@@ -109,7 +113,11 @@ class ClusterRouter final : public Connection {
   void refresh_map();
   void ask_for_map(std::size_t seed, bool shards_command);
   void read_map(const ReplyView& view, std::size_t seed, bool shards_command);
+  // One server of the cluster, with the member's credentials and TLS.
+  Endpoint server_endpoint(const std::string& host, std::uint16_t port) const;
   ConnectionOptions shard_options(const std::string& host, std::uint16_t port, bool home);
+  // A subscriber's connection to seed `seed` for the slot map alone, made when first asked.
+  Connection& map_link(std::size_t seed);
   void answer_closed(ReplyCallback callback);
 
   uv_loop_s* loop_;
@@ -126,6 +134,8 @@ class ClusterRouter final : public Connection {
   std::string map_source_;  // the seed asked for the slot map last
   bool closed_ = false;
   mutable ConnectionStats stats_;
+  bool subscriber_ = false;
+  std::vector<ConnectionPtr> map_links_;        // a subscriber's, by seed (map_link)
   std::vector<std::unique_ptr<Shard>> shards_;  // [0]: home, the first seed
 };
 

@@ -51,6 +51,18 @@ end
 return 0
 )lua";
 
+// A cluster member's: a PUBLISH there is carried over the cluster bus to every node, a
+// SPUBLISH only to the shard that owns the channel's slot, where its waiters subscribe. The
+// channel (ARGV[2]) is named in the key's slot, so the script may publish on it.
+constexpr std::string_view shard_release_source = R"lua(
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('SPUBLISH', ARGV[2], ARGV[1])
+  return 1
+end
+return 0
+)lua";
+
 constexpr std::string_view quiet_release_source = R"lua(
 if redis.pcall('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -110,6 +122,10 @@ const Script& acquire() {
 }
 const Script& release() {
   static const Script script = make("release", release_source);
+  return script;
+}
+const Script& shard_release() {
+  static const Script script = make("release", shard_release_source);
   return script;
 }
 const Script& quiet_release() {
