@@ -104,7 +104,10 @@ if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
   if ARGV[2] == '1' then
     redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
   elseif ARGV[2] == 's' then
-    redis.call('SPUBLISH', (string.find(KEYS[1], '{[^}]+}') and KEYS[1] or '{' .. KEYS[1] .. '}') .. ':released', ARGV[1])
+    local channel = (string.find(KEYS[1], '{[^}]+}') and KEYS[1] or '{' .. KEYS[1] .. '}') .. ':released'
+    if type(redis.pcall('SPUBLISH', channel, ARGV[1])) == 'table' then
+      redis.call('PUBLISH', channel, ARGV[1])
+    end
   end
   return {1}
 end
@@ -201,7 +204,10 @@ if redis.call('HDEL', KEYS[1], ARGV[3] .. ':' .. ARGV[1]) == 1 then
   if ARGV[2] == '1' then
     redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
   elseif ARGV[2] == 's' then
-    redis.call('SPUBLISH', (string.find(KEYS[1], '{[^}]+}') and KEYS[1] or '{' .. KEYS[1] .. '}') .. ':released', ARGV[1])
+    local channel = (string.find(KEYS[1], '{[^}]+}') and KEYS[1] or '{' .. KEYS[1] .. '}') .. ':released'
+    if type(redis.pcall('SPUBLISH', channel, ARGV[1])) == 'table' then
+      redis.call('PUBLISH', channel, ARGV[1])
+    end
   end
   return {1}
 end
@@ -335,7 +341,10 @@ for i = 1, #KEYS do
     if ARGV[2] == '1' then
       redis.call('PUBLISH', KEYS[i] .. ':released', ARGV[1])
     elseif ARGV[2] == 's' then
-      redis.call('SPUBLISH', (string.find(KEYS[i], '{[^}]+}') and KEYS[i] or '{' .. KEYS[i] .. '}') .. ':released', ARGV[1])
+      local channel = (string.find(KEYS[i], '{[^}]+}') and KEYS[i] or '{' .. KEYS[i] .. '}') .. ':released'
+      if type(redis.pcall('SPUBLISH', channel, ARGV[1])) == 'table' then
+        redis.call('PUBLISH', channel, ARGV[1])
+      end
     end
     deleted = deleted + 1
   end

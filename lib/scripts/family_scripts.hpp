@@ -26,7 +26,8 @@
 // exclusive lock's, so waiters are woken without polling; a cluster member's pass "s"
 // and SPUBLISH it on the shard channel named in the key's slot: "<key>:released" for a key
 // with a hash tag, "{<key>}:released" for one without (net::slot_companion; a key without
-// a tag that holds a '}' is refused on clusters before any script runs).
+// a tag that holds a '}' is refused on clusters before any script runs). A server without
+// SPUBLISH (before Redis 7.0) PUBLISHes on that channel instead.
 
 #include "scripts/script.hpp"
 

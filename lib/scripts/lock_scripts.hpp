@@ -21,7 +21,8 @@ const Script& acquire();
 const Script& release();
 
 /// release() for a cluster member. KEYS: lock. ARGV: value, the release channel in the
-/// key's slot. Announces with SPUBLISH, heard only on the shard that owns the slot.
+/// key's slot. Announces with SPUBLISH, heard only on the shard that owns the slot (with
+/// PUBLISH on a server that has no SPUBLISH, before Redis 7.0).
 const Script& shard_release();
 
 /// release() without the announcement, for leftovers nobody waits for (a split vote's).

@@ -521,6 +521,30 @@ TEST_F(ClusterTest, AWaiterFollowsItsChannelWhenTheSlotMoves) {
   EXPECT_EQ(*woken, WakeCause::announcement);
 }
 
+// A cluster without sharded pub/sub (Redis before 7.0; here the commands are renamed
+// away): releases still succeed and announce with PUBLISH, and waiters SUBSCRIBE.
+TEST(ClusterMembers, AClusterWithoutShardedPubSubAnnouncesWithPublish) {
+  test::ShardedCluster old_cluster(
+      {.server_args = {"--rename-command", "SPUBLISH", "", "--rename-command", "SSUBSCRIBE", "",
+                       "--rename-command", "SUNSUBSCRIBE", ""}});
+  Options one;
+  one.nodes = {old_cluster.url()};
+  const std::string key = "cluster:no-sharded-pubsub";
+  auto holder = Client::create(one);
+  auto held = holder->lock(key, {.ttl = 20s});
+  ASSERT_TRUE(held) << held.error().message();
+  AnnouncedWait wait(one, key);
+  ASSERT_TRUE(wait.refused());
+  EXPECT_TRUE(eventually([&] {
+    const auto reply =
+        old_cluster.server(0).command({"PUBSUB", "NUMSUB", "{" + key + "}:released"});
+    return reply.elements.size() == 2 && reply.elements[1].integer == 1;
+  })) << "the waiter did not SUBSCRIBE on the seed";
+  auto released = held->unlock();
+  ASSERT_TRUE(released) << released.error().message();
+  EXPECT_EQ(wait.first_wake(), WakeCause::announcement);
+}
+
 TEST_F(ClusterTest, ClustersMixWithStandaloneMasters) {
   test::RedisServer first;
   test::RedisServer second;

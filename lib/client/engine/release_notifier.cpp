@@ -10,6 +10,14 @@
 
 namespace redlock::detail {
 
+namespace {
+
+bool is_unknown_command(std::string_view error) {
+  return error.find("unknown command") != std::string_view::npos;
+}
+
+}  // namespace
+
 ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOptions> nodes,
                                  int quorum, std::chrono::milliseconds command_timeout)
     : loop_(loop),
@@ -17,7 +25,9 @@ ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOpt
       quorum_(quorum),
       command_timeout_(command_timeout),
       self_(std::make_shared<ReleaseNotifier*>(this)) {
-  for (const auto& node : node_options_) sharded_.push_back(node.endpoint.is_cluster());
+  for (const auto& node : node_options_) {
+    pubsub_.push_back(node.endpoint.is_cluster() ? Pubsub::sharded : Pubsub::plain);
+  }
 }
 
 ReleaseNotifier::~ReleaseNotifier() {
@@ -58,7 +68,8 @@ ReleaseNotifier::Watched ReleaseNotifier::watch(const std::string& key,
   Channel& channel = it->second;
   if (created) {
     channel.generation = next_generation_++;
-    if (std::find(sharded_.begin(), sharded_.end(), true) != sharded_.end()) {
+    if (std::any_of(pubsub_.begin(), pubsub_.end(),
+                    [](Pubsub kind) { return kind != Pubsub::plain; })) {
       channel.shard_name = net::slot_companion(key, scripts::released_suffix).value_or(name);
       by_shard_name_.try_emplace(channel.shard_name, name);
     }
@@ -90,15 +101,23 @@ void ReleaseNotifier::subscribe(std::size_t node, const std::string& name, bool 
   const std::uint64_t generation = found->second.generation;
   // A cluster routes a SSUBSCRIBE like a command for a key: to the shard that owns the
   // channel's slot, the key's, where the release script SPUBLISHes.
-  const std::array<std::string_view, 2> argv =
-      sharded_[node] ? std::array<std::string_view, 2>{"SSUBSCRIBE", found->second.shard_name}
-                     : std::array<std::string_view, 2>{"SUBSCRIBE", name};
+  const Pubsub kind = pubsub_[node];
+  const std::array<std::string_view, 2> argv{
+      kind == Pubsub::sharded ? "SSUBSCRIBE" : "SUBSCRIBE",
+      kind == Pubsub::plain ? std::string_view(name) : found->second.shard_name};
   subscribers_[node]->command(
       argv, command_timeout_,
-      [weak, name, count_for_ready, generation](const net::ReplyView& view) {
-        if (!count_for_ready) return;
+      [weak, node, name, count_for_ready, generation, kind](const net::ReplyView& view) {
         auto self = weak.lock();
         if (!self) return;
+        // A cluster before Redis 7.0 has no sharded pub/sub: its release scripts PUBLISH
+        // on the same channel instead, which reaches a SUBSCRIBE on any of its nodes.
+        if (kind == Pubsub::sharded && view.error == errc::redis_error &&
+            is_unknown_command(view.detail)) {
+          (*self)->pubsub_[node] = Pubsub::plain_in_slot;
+          return (*self)->subscribe(node, name, count_for_ready);
+        }
+        if (!count_for_ready) return;
         auto it = (*self)->channels_.find(name);
         if (it == (*self)->channels_.end() || it->second.generation != generation) {
           return;
@@ -183,12 +202,13 @@ void ReleaseNotifier::unwatch(WaiterId id, bool acquired) {
     shard_channel_ours = true;
   }
   if (closed_) return;
-  const std::array<std::string_view, 2> argv{"UNSUBSCRIBE", name};
-  const std::array<std::string_view, 2> shard_argv{"SUNSUBSCRIBE", shard_name};
   for (std::size_t node = 0; node < subscribers_.size(); ++node) {
-    if (sharded_[node] && !shard_channel_ours) continue;
-    subscribers_[node]->command(sharded_[node] ? shard_argv : argv, command_timeout_,
-                                [](const net::ReplyView&) {});
+    const Pubsub kind = pubsub_[node];
+    if (kind != Pubsub::plain && !shard_channel_ours) continue;
+    const std::array<std::string_view, 2> argv{
+        kind == Pubsub::sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE",
+        kind == Pubsub::plain ? std::string_view(name) : std::string_view(shard_name)};
+    subscribers_[node]->command(argv, command_timeout_, [](const net::ReplyView&) {});
   }
 }
 
@@ -198,7 +218,7 @@ void ReleaseNotifier::on_message(std::size_t node, const redisReply* message) {
   if (channel_name->type != REDIS_REPLY_STRING) return;
   std::string name(channel_name->str, channel_name->len);
   const std::string_view word(kind->str, kind->len);
-  if (word != "message") {
+  if (word != "message" || pubsub_[node] == Pubsub::plain_in_slot) {
     // A shard channel: "smessage", or "sunsubscribe" from a node that gave its slot away.
     auto alias = by_shard_name_.find(name);
     if (alias == by_shard_name_.end()) return;

@@ -7,7 +7,8 @@
 // shard that owns its slot), named in the key's slot: "{<key>}:released" for a key without
 // a hash tag. Its waiters SSUBSCRIBE it on that shard (net/cluster_router.hpp routes it) and
 // again when a shard's connection is ready again (a reconnect, a replica promoted) or the
-// server ends the subscription because the slot moved ("sunsubscribe").
+// server ends the subscription because the slot moved ("sunsubscribe"). A cluster without
+// sharded pub/sub (before Redis 7.0) PUBLISHes on that channel, and it is SUBSCRIBEd.
 //
 // A waiter counts as subscribed once a quorum of nodes confirmed the SUBSCRIBE: any
 // holder held a quorum, the two quorums share a node, and the holder's release
@@ -123,7 +124,11 @@ class ReleaseNotifier {
   std::unordered_map<WaiterId, std::string> waiter_channels_;
   // A cluster member's shard channel -> the channel's name in channels_.
   std::unordered_map<std::string, std::string> by_shard_name_;
-  std::vector<bool> sharded_;  // per node: a cluster, announcing on shard channels
+  // How a node announces: standalone and Sentinel members PUBLISH on "<key>:released"; a
+  // cluster SPUBLISHes on the channel in the key's slot, or, before Redis 7.0 (SSUBSCRIBE
+  // answered "unknown command"), PUBLISHes on it.
+  enum class Pubsub { plain, sharded, plain_in_slot };
+  std::vector<Pubsub> pubsub_;  // per node
   WaiterId next_id_ = 1;
   std::uint64_t next_generation_ = 1;
   bool closed_ = false;
