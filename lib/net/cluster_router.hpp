@@ -98,18 +98,15 @@ class ClusterRouter final : public Connection {
   void meet_masters();
   // Sends the request's argv to `target` with what is left of its deadline (after ASKING
   // when `asking`), or answers it errc::timeout with `late` when nothing is left.
-  void resend(const std::shared_ptr<Request>& request, Shard& target, bool asking,
-              const std::string& late);
+  void resend(Request* request, Shard& target, bool asking, const std::string& late);
   RouterTimer* make_timer();
   // refresh_map() on the next timers' turn, for hooks that may not send commands.
   void refresh_soon();
-  void wait_for_map(std::shared_ptr<Request> request);
+  void wait_for_map(Request* request);
   void expire_waiting();
   void flush_waiting();
-  void on_reply(const std::shared_ptr<Request>& request, const std::string& address,
-                const ReplyView& view);
-  void follow(const std::shared_ptr<Request>& request, const Redirect& redirect,
-              const std::string& answered_by);
+  void on_reply(Request* request, const ReplyView& view);
+  void follow(Request* request, const Redirect& redirect, const std::string& answered_by);
   void refresh_map();
   void ask_for_map(std::size_t seed, bool shards_command);
   void read_map(const ReplyView& view, std::size_t seed, bool shards_command);
@@ -126,17 +123,23 @@ class ClusterRouter final : public Connection {
   SlotMap map_;
   bool map_known_ = false;
   bool first_map_pending_ = true;
-  bool first_map_read_ = false;                    // shards made after it are ShardEvent::appeared
-  std::vector<std::shared_ptr<Request>> waiting_;  // keyed commands made before the map
-  RouterTimer* timer_ = nullptr;                   // their deadlines; closed in shutdown
-  RouterTimer* refresh_timer_ = nullptr;           // refresh_soon(); closed in shutdown
+  bool first_map_read_ = false;  // shards made after it are ShardEvent::appeared
+  // A request for a command, reused from spare_; answer() hands its reply to the caller
+  // and puts it back. Each command's callback runs exactly once (net/connection.hpp), so
+  // a request in flight is owned by that callback.
+  Request* take_request();
+  void answer(Request* request, const ReplyView& view);
+  std::vector<Request*> waiting_;         // keyed commands made before the map
+  RouterTimer* timer_ = nullptr;          // their deadlines; closed in shutdown
+  RouterTimer* refresh_timer_ = nullptr;  // refresh_soon(); closed in shutdown
   bool refreshing_ = false;
   std::string map_source_;  // the seed asked for the slot map last
   bool closed_ = false;
   mutable ConnectionStats stats_;
   bool subscriber_ = false;
-  std::vector<ConnectionPtr> map_links_;        // a subscriber's, by seed (map_link)
-  std::vector<std::unique_ptr<Shard>> shards_;  // [0]: home, the first seed
+  std::vector<ConnectionPtr> map_links_;         // a subscriber's, by seed (map_link)
+  std::vector<std::unique_ptr<Shard>> shards_;   // [0]: home, the first seed
+  std::vector<std::unique_ptr<Request>> spare_;  // requests answered, for reuse
 };
 
 }  // namespace redlock::net
