@@ -76,7 +76,8 @@ struct ConnectionOptions {
   /// channel alone. Must not close the connection.
   std::function<void(const redisReply* message)> on_message;
   /// Runs each time the connection becomes ready (after AUTH/SELECT), so a subscriber
-  /// can renew its subscriptions after a reconnect. May submit commands.
+  /// can renew its subscriptions after a reconnect; a cluster subscriber's runs for each
+  /// shard's connection (net/cluster_router.hpp). May submit commands.
   std::function<void()> on_ready;
   /// Observation hook (redlock::Observer), on the loop thread; must not close the
   /// connection or submit commands. Runs each time the connection (or a connect attempt)
