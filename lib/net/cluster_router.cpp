@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <utility>
 
 #include "net/closing.hpp"
@@ -32,14 +33,26 @@ bool has_key(std::string_view command) {
 
 }  // namespace
 
-// A command as the cluster may need to hear it again after a redirection.
+// A command as the cluster may need to hear it again after a redirection. Requests are
+// reused (ClusterRouter::spare_), their strings keeping their capacity: a lock cycle sends
+// a few commands per member, and allocating each one's copy was the largest cost a
+// cluster member added to the client's cycle (callgrind).
 struct ClusterRouter::Request {
-  std::vector<std::string> argv;  // a script as EVAL source numkeys keys... args...
+  std::vector<std::string> argv;  // the words in use: the first `words`
+  std::size_t words = 0;
+  // A script's: argv holds numkeys, keys and args, and a resend is EVAL <source> argv.
+  const scripts::Script* script = nullptr;
   std::string key;
   bool keyed = false;
   Clock::time_point deadline;
   ReplyCallback done;
   bool redirected = false;
+  Shard* sent_to = nullptr;  // whose answer is awaited: it names the shard in details
+
+  void add(std::string_view word) {
+    if (words == argv.size()) argv.emplace_back();
+    argv[words++].assign(word);
+  }
 };
 
 // A timer of the router's: the deadlines of the commands waiting for the first slot map,
@@ -55,7 +68,10 @@ struct ClusterRouter::RouterTimer {
 };
 
 ClusterRouter::ClusterRouter(uv_loop_s* loop, ConnectionOptions options)
-    : loop_(loop), options_(std::move(options)), where_(options_.endpoint.display) {
+    : loop_(loop),
+      options_(std::move(options)),
+      where_(options_.endpoint.display),
+      subscriber_(static_cast<bool>(options_.on_message)) {
   routes_ = true;
 }
 
@@ -73,26 +89,35 @@ void ClusterRouter::shutdown() {
   // Each connection answers its commands cancelled, synchronously, as it closes; so are
   // the commands still waiting for the map, in the order they were made.
   for (auto& shard : shards_) shard->connection.reset();
+  map_links_.clear();
   auto waiting = std::exchange(waiting_, {});
-  for (const auto& request : waiting) {
+  for (Request* request : waiting) {
     const std::string detail = where_ + ": connection closed";
-    request->done(ReplyView{make_error_code(errc::cancelled), detail, nullptr});
+    answer(request, ReplyView{make_error_code(errc::cancelled), detail, nullptr});
   }
   run_next_turn(loop_, [this] { delete this; });
+}
+
+Endpoint ClusterRouter::server_endpoint(const std::string& host, std::uint16_t port) const {
+  Endpoint endpoint = options_.endpoint;
+  endpoint.cluster_seeds.clear();
+  endpoint.host = host;
+  endpoint.port = port;
+  endpoint.db = 0;
+  endpoint.display = describe_address(host, port);
+  return endpoint;
 }
 
 ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uint16_t port,
                                                bool is_home) {
   ConnectionOptions options = options_;
-  options.endpoint.cluster_seeds.clear();
-  options.endpoint.host = host;
-  options.endpoint.port = port;
-  options.endpoint.db = 0;
-  options.endpoint.display = describe_address(host, port);
+  options.endpoint = server_endpoint(host, port);
   options.on_shard = nullptr;
   options.on_redirected = nullptr;
   options.on_slot_map = nullptr;
-  if (!is_home) {
+  // A subscriber's shard channels live on the shards that own them: each shard's
+  // connection hears its pushes and tells when it is ready to be subscribed again.
+  if (!is_home && !subscriber_) {
     options.on_message = nullptr;
     options.on_ready = nullptr;
   }
@@ -157,20 +182,17 @@ void ClusterRouter::submit_command(std::span<const std::string_view> argv,
                                    std::chrono::milliseconds timeout, ReplyCallback&& callback,
                                    SharedCommand* shared) {
   if (closed_) return answer_closed(std::move(callback));
-  auto request = std::make_shared<Request>();
-  request->argv.assign(argv.begin(), argv.end());
+  Request* request = take_request();
+  for (const std::string_view word : argv) request->add(word);
   request->keyed = argv.size() > 1 && has_key(argv[0]);
   if (request->keyed) request->key.assign(argv[1]);
   request->deadline = Clock::now() + timeout;
   request->done = std::move(callback);
-  if (request->keyed && first_map_pending_) return wait_for_map(std::move(request));
+  if (request->keyed && first_map_pending_) return wait_for_map(request);
   Shard& target = route(request->key, request->keyed);
+  request->sent_to = &target;
   target.connection->command(
-      argv, timeout,
-      [this, request, address = target.address](const ReplyView& view) {
-        on_reply(request, address, view);
-      },
-      shared);
+      argv, timeout, [this, request](const ReplyView& view) { on_reply(request, view); }, shared);
 }
 
 void ClusterRouter::submit_eval(const scripts::Script& script,
@@ -179,32 +201,49 @@ void ClusterRouter::submit_eval(const scripts::Script& script,
                                 std::chrono::milliseconds timeout, ReplyCallback&& callback,
                                 SharedCommand* shared) {
   if (closed_) return answer_closed(std::move(callback));
-  auto request = std::make_shared<Request>();
-  request->argv.reserve(3 + keys.size() + args.size());
-  request->argv.emplace_back("EVAL");
-  request->argv.emplace_back(script.source);
-  request->argv.push_back(std::to_string(keys.size()));
-  request->argv.insert(request->argv.end(), keys.begin(), keys.end());
-  request->argv.insert(request->argv.end(), args.begin(), args.end());
+  Request* request = take_request();
+  request->script = &script;
+  char numkeys[24];
+  const auto numkeys_end = std::to_chars(numkeys, numkeys + sizeof numkeys, keys.size()).ptr;
+  request->add(std::string_view(numkeys, static_cast<std::size_t>(numkeys_end - numkeys)));
+  for (const std::string_view key : keys) request->add(key);
+  for (const std::string_view arg : args) request->add(arg);
   request->keyed = !keys.empty();
   if (request->keyed) request->key.assign(keys.front());
   request->deadline = Clock::now() + timeout;
   request->done = std::move(callback);
-  if (request->keyed && first_map_pending_) return wait_for_map(std::move(request));
+  if (request->keyed && first_map_pending_) return wait_for_map(request);
   Shard& target = route(request->key, request->keyed);
+  request->sent_to = &target;
   target.connection->eval(
       script, keys, args, timeout,
-      [this, request, address = target.address](const ReplyView& view) {
-        on_reply(request, address, view);
-      },
-      shared);
+      [this, request](const ReplyView& view) { on_reply(request, view); }, shared);
 }
 
-void ClusterRouter::on_reply(const std::shared_ptr<Request>& request, const std::string& address,
-                             const ReplyView& view) {
+ClusterRouter::Request* ClusterRouter::take_request() {
+  if (spare_.empty()) return new Request;
+  Request* request = spare_.back().release();
+  spare_.pop_back();
+  return request;
+}
+
+void ClusterRouter::answer(Request* request, const ReplyView& view) {
+  ReplyCallback done = std::move(request->done);
+  request->done = nullptr;
+  request->words = 0;
+  request->script = nullptr;
+  request->redirected = false;
+  request->sent_to = nullptr;
+  // Put back first: the callback may submit the next command, which takes it again.
+  spare_.emplace_back(request);
+  done(view);
+}
+
+void ClusterRouter::on_reply(Request* request, const ReplyView& view) {
   std::optional<Redirect> redirect;
   if (!closed_ && view.error == errc::redis_error) redirect = parse_redirect(view.detail);
-  if (!redirect) return request->done(view);
+  if (!redirect) return answer(request, view);
+  const std::string address = request->sent_to->address;
   if (!request->redirected && options_.on_redirected) {
     options_.on_redirected(redirect->kind == Redirect::Kind::moved,
                            address + ": " + std::string(view.detail));
@@ -213,12 +252,12 @@ void ClusterRouter::on_reply(const std::shared_ptr<Request>& request, const std:
     const std::string detail = address + ": " + std::string(view.detail) +
                                " (a second redirection; the slot map is being refreshed)";
     refresh_map();
-    return request->done(ReplyView{view.error, detail, view.reply});
+    return answer(request, ReplyView{view.error, detail, view.reply});
   }
   follow(request, *redirect, address);
 }
 
-void ClusterRouter::follow(const std::shared_ptr<Request>& request, const Redirect& redirect,
+void ClusterRouter::follow(Request* request, const Redirect& redirect,
                            const std::string& answered_by) {
   request->redirected = true;
   std::string host = redirect.host;
@@ -240,21 +279,26 @@ void ClusterRouter::follow(const std::shared_ptr<Request>& request, const Redire
              answered_by);
 }
 
-void ClusterRouter::resend(const std::shared_ptr<Request>& request, Shard& target, bool asking,
-                           const std::string& late) {
+void ClusterRouter::resend(Request* request, Shard& target, bool asking, const std::string& late) {
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(request->deadline - Clock::now());
   if (left.count() <= 0) {
-    return request->done(ReplyView{make_error_code(errc::timeout), late, nullptr});
+    return answer(request, ReplyView{make_error_code(errc::timeout), late, nullptr});
   }
-  const std::vector<std::string_view> argv(request->argv.begin(), request->argv.end());
+  std::vector<std::string_view> argv;
+  argv.reserve(request->words + 2);
+  if (request->script != nullptr) {
+    argv.emplace_back("EVAL");
+    argv.push_back(request->script->source);
+  }
+  argv.insert(argv.end(), request->argv.begin(),
+              request->argv.begin() + static_cast<std::ptrdiff_t>(request->words));
   if (asking) {
     const std::array<std::string_view, 1> asking_command{"ASKING"};
     target.connection->command(asking_command, left, [](const ReplyView&) {});
   }
+  request->sent_to = &target;
   target.connection->command(argv, left,
-                             [this, request, address = target.address](const ReplyView& view) {
-                               on_reply(request, address, view);
-                             });
+                             [this, request](const ReplyView& view) { on_reply(request, view); });
 }
 
 ClusterRouter::RouterTimer* ClusterRouter::make_timer() {
@@ -274,9 +318,9 @@ void ClusterRouter::refresh_soon() {
       0);
 }
 
-void ClusterRouter::wait_for_map(std::shared_ptr<Request> request) {
+void ClusterRouter::wait_for_map(Request* request) {
   if (timer_ == nullptr) timer_ = make_timer();
-  waiting_.push_back(std::move(request));
+  waiting_.push_back(request);
   auto first = waiting_.front()->deadline;
   for (const auto& one : waiting_) first = std::min(first, one->deadline);
   const auto due = std::chrono::ceil<std::chrono::milliseconds>(first - Clock::now());
@@ -288,20 +332,20 @@ void ClusterRouter::wait_for_map(std::shared_ptr<Request> request) {
 
 void ClusterRouter::expire_waiting() {
   const auto now = Clock::now();
-  std::vector<std::shared_ptr<Request>> late;
-  std::vector<std::shared_ptr<Request>> kept;
-  for (auto& request : waiting_) (request->deadline <= now ? late : kept).push_back(request);
+  std::vector<Request*> late;
+  std::vector<Request*> kept;
+  for (Request* request : waiting_) (request->deadline <= now ? late : kept).push_back(request);
   waiting_ = std::move(kept);
   if (!waiting_.empty()) {
     // Re-armed for the next deadline: wait_for_map computes it.
-    auto next = waiting_.back();
+    Request* next = waiting_.back();
     waiting_.pop_back();
-    wait_for_map(std::move(next));
+    wait_for_map(next);
   }
-  for (const auto& request : late) {
+  for (Request* request : late) {
     const std::string detail = where_ + ": no slot map from the cluster within the command's " +
                                "deadline (asked of " + map_source_ + ")";
-    request->done(ReplyView{make_error_code(errc::timeout), detail, nullptr});
+    answer(request, ReplyView{make_error_code(errc::timeout), detail, nullptr});
   }
 }
 
@@ -309,7 +353,7 @@ void ClusterRouter::flush_waiting() {
   first_map_pending_ = false;
   if (timer_ != nullptr) uv_timer_stop(&timer_->handle);
   auto waiting = std::exchange(waiting_, {});
-  for (const auto& request : waiting) {
+  for (Request* request : waiting) {
     resend(request, route(request->key, true), false,
            where_ + ": no time left after the slot map came");
   }
@@ -324,12 +368,25 @@ void ClusterRouter::refresh_map() {
 void ClusterRouter::ask_for_map(std::size_t seed, bool shards_command) {
   const auto& address = options_.endpoint.cluster_seeds[seed];
   const std::array<std::string_view, 2> command{"CLUSTER", shards_command ? "SHARDS" : "SLOTS"};
-  Shard& source = shard(address.host, address.port);
-  map_source_ = source.address;
-  source.connection->command(command, options_.connect_timeout,
-                             [this, seed, shards_command](const ReplyView& view) {
-                               read_map(view, seed, shards_command);
-                             });
+  Connection& source = subscriber_ ? map_link(seed) : *shard(address.host, address.port).connection;
+  map_source_ = describe_address(address.host, address.port);
+  source.command(command, options_.connect_timeout,
+                 [this, seed, shards_command](const ReplyView& view) {
+                   read_map(view, seed, shards_command);
+                 });
+}
+
+Connection& ClusterRouter::map_link(std::size_t seed) {
+  if (map_links_.size() <= seed) map_links_.resize(seed + 1);
+  if (!map_links_[seed]) {
+    const auto& address = options_.endpoint.cluster_seeds[seed];
+    ConnectionOptions options;  // none of the member's hooks: it only asks for maps
+    options.endpoint = server_endpoint(address.host, address.port);
+    options.connect_timeout = options_.connect_timeout;
+    options.tls = options_.tls;
+    map_links_[seed].reset(Connection::create(loop_, std::move(options)));
+  }
+  return *map_links_[seed];
 }
 
 void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shards_command) {

@@ -8,11 +8,15 @@
 // The slot map is asked of the seeds in the URL's order, the next one at once when one
 // cannot be reached.
 //
-// Routing: a command's key is its second word (SET, GET, PTTL, TYPE, ...), an EVALSHA's its
-// first key. Commands without a key (HELLO, INFO, PING, ROLE, SUBSCRIBE, UNSUBSCRIBE, CLUSTER,
-// ASKING) and scripts without keys go to the home connection: the first seed, which also
-// carries the subscriptions of a subscriber (ConnectionOptions::on_message, on_ready).
-// Scripts PUBLISH, which a cluster delivers to the subscribers of every node.
+// Routing: a command's key is its second word (SET, GET, PTTL, TYPE, ...; SSUBSCRIBE's and
+// SUNSUBSCRIBE's is their shard channel), an EVALSHA's its first key. Commands without a
+// key (HELLO, INFO, PING, ROLE, SUBSCRIBE, UNSUBSCRIBE, CLUSTER, ASKING) and scripts
+// without keys go to the home connection: the first seed.
+//
+// A subscriber (ConnectionOptions::on_message set) subscribes to shard channels: every
+// shard's connection hears its pushes and runs on_ready, and as a subscribed connection
+// refuses every other command, the slot map is asked of the seeds on connections of their
+// own that never subscribe.
 //
 // Commands for a key wait for the first slot map (or its failure) before they are sent,
 // each within its own deadline, so that two commands for one key (an acquire and its
@@ -94,22 +98,23 @@ class ClusterRouter final : public Connection {
   void meet_masters();
   // Sends the request's argv to `target` with what is left of its deadline (after ASKING
   // when `asking`), or answers it errc::timeout with `late` when nothing is left.
-  void resend(const std::shared_ptr<Request>& request, Shard& target, bool asking,
-              const std::string& late);
+  void resend(Request* request, Shard& target, bool asking, const std::string& late);
   RouterTimer* make_timer();
   // refresh_map() on the next timers' turn, for hooks that may not send commands.
   void refresh_soon();
-  void wait_for_map(std::shared_ptr<Request> request);
+  void wait_for_map(Request* request);
   void expire_waiting();
   void flush_waiting();
-  void on_reply(const std::shared_ptr<Request>& request, const std::string& address,
-                const ReplyView& view);
-  void follow(const std::shared_ptr<Request>& request, const Redirect& redirect,
-              const std::string& answered_by);
+  void on_reply(Request* request, const ReplyView& view);
+  void follow(Request* request, const Redirect& redirect, const std::string& answered_by);
   void refresh_map();
   void ask_for_map(std::size_t seed, bool shards_command);
   void read_map(const ReplyView& view, std::size_t seed, bool shards_command);
+  // One server of the cluster, with the member's credentials and TLS.
+  Endpoint server_endpoint(const std::string& host, std::uint16_t port) const;
   ConnectionOptions shard_options(const std::string& host, std::uint16_t port, bool home);
+  // A subscriber's connection to seed `seed` for the slot map alone, made when first asked.
+  Connection& map_link(std::size_t seed);
   void answer_closed(ReplyCallback callback);
 
   uv_loop_s* loop_;
@@ -118,15 +123,23 @@ class ClusterRouter final : public Connection {
   SlotMap map_;
   bool map_known_ = false;
   bool first_map_pending_ = true;
-  bool first_map_read_ = false;                    // shards made after it are ShardEvent::appeared
-  std::vector<std::shared_ptr<Request>> waiting_;  // keyed commands made before the map
-  RouterTimer* timer_ = nullptr;                   // their deadlines; closed in shutdown
-  RouterTimer* refresh_timer_ = nullptr;           // refresh_soon(); closed in shutdown
+  bool first_map_read_ = false;  // shards made after it are ShardEvent::appeared
+  // A request for a command, reused from spare_; answer() hands its reply to the caller
+  // and puts it back. Each command's callback runs exactly once (net/connection.hpp), so
+  // a request in flight is owned by that callback.
+  Request* take_request();
+  void answer(Request* request, const ReplyView& view);
+  std::vector<Request*> waiting_;         // keyed commands made before the map
+  RouterTimer* timer_ = nullptr;          // their deadlines; closed in shutdown
+  RouterTimer* refresh_timer_ = nullptr;  // refresh_soon(); closed in shutdown
   bool refreshing_ = false;
   std::string map_source_;  // the seed asked for the slot map last
   bool closed_ = false;
   mutable ConnectionStats stats_;
-  std::vector<std::unique_ptr<Shard>> shards_;  // [0]: home, the first seed
+  bool subscriber_ = false;
+  std::vector<ConnectionPtr> map_links_;         // a subscriber's, by seed (map_link)
+  std::vector<std::unique_ptr<Shard>> shards_;   // [0]: home, the first seed
+  std::vector<std::unique_ptr<Request>> spare_;  // requests answered, for reuse
 };
 
 }  // namespace redlock::net

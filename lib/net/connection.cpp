@@ -53,12 +53,20 @@ std::uint64_t to_ms_rounded_up(std::uint64_t ns) {
   return (ns + ns_per_ms - 1) / ns_per_ms;
 }
 
-// A published message arrives unasked on a subscribed connection; every other reply
-// answers a command.
-bool is_pubsub_message(const redisReply* reply) {
+// A published message arrives unasked on a subscribed connection, and so does a cluster
+// node's end of the shard subscriptions of a slot it gave away ("sunsubscribe", worded as
+// the answer to a SUNSUBSCRIBE: the pipeline tells them apart). Every other reply answers
+// a command.
+bool is_pubsub_push(const redisReply* reply, const Pipeline& pipeline) {
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3) return false;
   const redisReply* kind = reply->element[0];
-  return kind->type == REDIS_REPLY_STRING && std::string_view(kind->str, kind->len) == "message";
+  if (kind->type != REDIS_REPLY_STRING) return false;
+  const std::string_view word(kind->str, kind->len);
+  if (word == "message" || word == "smessage") return true;
+  if (word != "sunsubscribe") return false;
+  const redisReply* channel = reply->element[1];
+  if (channel->type != REDIS_REPLY_STRING) return false;
+  return !pipeline.awaits_sunsubscribe(std::string_view(channel->str, channel->len));
 }
 
 // A TLS record (an alert or a handshake message, version 3.x) where a RESP reply was
@@ -704,7 +712,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
       on_handshake_reply(reply);
       return;
     }
-    if (options_.on_message && is_pubsub_message(reply)) {
+    if (options_.on_message && is_pubsub_push(reply, pipeline_)) {
       options_.on_message(reply);
       return;
     }

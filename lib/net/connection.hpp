@@ -69,12 +69,15 @@ struct ConnectionOptions {
   std::chrono::milliseconds dead_node_min{1000};
   std::uint32_t dead_node_factor = 10;
   TlsOptions tls;  ///< used for Scheme::rediss
-  /// Subscriber connections only: receives each pub/sub "message" push (an array
-  /// ["message", channel, payload]) instead of matching it to a command. Must not close
-  /// the connection.
+  /// Subscriber connections only: receives each pub/sub push instead of matching it to a
+  /// command: ["message", channel, payload], ["smessage", channel, payload] (a shard
+  /// channel's), and ["sunsubscribe", channel, count] when a cluster node ends a shard
+  /// subscription itself (its slot moved) rather than answering a SUNSUBSCRIBE of that
+  /// channel alone. Must not close the connection.
   std::function<void(const redisReply* message)> on_message;
   /// Runs each time the connection becomes ready (after AUTH/SELECT), so a subscriber
-  /// can renew its subscriptions after a reconnect. May submit commands.
+  /// can renew its subscriptions after a reconnect; a cluster subscriber's runs for each
+  /// shard's connection (net/cluster_router.hpp). May submit commands.
   std::function<void()> on_ready;
   /// Observation hook (redlock::Observer), on the loop thread; must not close the
   /// connection or submit commands. Runs each time the connection (or a connect attempt)

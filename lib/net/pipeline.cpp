@@ -84,8 +84,15 @@ std::optional<Completion> Pipeline::command(std::span<const std::string_view> ar
   Entry& entry = enqueue(std::move(callback), timeout, out_.size() - begin, now);
   entry.script = nullptr;
   entry.command.assign(argv[0]);
+  if (argv[0] == "SUNSUBSCRIBE") entry.channel.assign(argv.size() == 2 ? argv[1] : "");
   entry.script_name = {};
   return std::nullopt;
+}
+
+bool Pipeline::awaits_sunsubscribe(std::string_view channel) const noexcept {
+  if (written_ == 0) return false;
+  const Entry& entry = entries_[0];
+  return entry.command == "SUNSUBSCRIBE" && entry.channel == channel;
 }
 
 std::optional<Completion> Pipeline::eval(const scripts::Script& script,

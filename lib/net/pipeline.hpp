@@ -159,6 +159,10 @@ class Pipeline {
   void set_where(std::string where) { options_.where = std::move(where); }
   /// Commands whose bytes went out and whose reply has not come.
   std::size_t in_flight() const noexcept { return written_; }
+  /// The oldest command in flight is SUNSUBSCRIBE of `channel` alone, so a "sunsubscribe"
+  /// array naming it answers that command. Any other is the server's own: a cluster node
+  /// ends the shard subscriptions of a slot it no longer owns with that same array.
+  bool awaits_sunsubscribe(std::string_view channel) const noexcept;
   std::uint64_t commands() const noexcept { return commands_; }
   std::uint64_t late_replies() const noexcept { return late_replies_; }
 
@@ -177,6 +181,7 @@ class Pipeline {
     // command or key: "EVALSHA"/"EVAL" plus the script's name, or the command's argv[0].
     std::string command;
     std::string_view script_name;  // the Script outlives the command (see eval())
+    std::string channel;           // a SUNSUBSCRIBE's, set only for one (command says)
     // Timed out while in flight: the callback already ran, and the reply, when it comes,
     // is discarded. The entry stays so that the replies after it still match in order.
     bool abandoned = false;

@@ -101,7 +101,14 @@ constexpr std::string_view semaphore_release_body = R"lua(
 local bad = wrong_kind('zset')
 if bad then return bad end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-  if ARGV[2] == '1' then redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1]) end
+  if ARGV[2] == '1' then
+    redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
+  elseif ARGV[2] == 's' then
+    local channel = (string.find(KEYS[1], '{[^}]+}') and KEYS[1] or '{' .. KEYS[1] .. '}') .. ':released'
+    if type(redis.pcall('SPUBLISH', channel, ARGV[1])) == 'table' then
+      redis.call('PUBLISH', channel, ARGV[1])
+    end
+  end
   return {1}
 end
 return {0}
@@ -194,7 +201,14 @@ local bad = wrong_kind('hash')
 if bad then return bad end
 if ARGV[4] and ARGV[4] ~= '' then redis.call('HDEL', KEYS[1], 'i:' .. ARGV[4]) end
 if redis.call('HDEL', KEYS[1], ARGV[3] .. ':' .. ARGV[1]) == 1 then
-  if ARGV[2] == '1' then redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1]) end
+  if ARGV[2] == '1' then
+    redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
+  elseif ARGV[2] == 's' then
+    local channel = (string.find(KEYS[1], '{[^}]+}') and KEYS[1] or '{' .. KEYS[1] .. '}') .. ':released'
+    if type(redis.pcall('SPUBLISH', channel, ARGV[1])) == 'table' then
+      redis.call('PUBLISH', channel, ARGV[1])
+    end
+  end
   return {1}
 end
 return {0}
@@ -324,7 +338,14 @@ local deleted = 0
 for i = 1, #KEYS do
   if redis.pcall('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
-    if ARGV[2] == '1' then redis.call('PUBLISH', KEYS[i] .. ':released', ARGV[1]) end
+    if ARGV[2] == '1' then
+      redis.call('PUBLISH', KEYS[i] .. ':released', ARGV[1])
+    elseif ARGV[2] == 's' then
+      local channel = (string.find(KEYS[i], '{[^}]+}') and KEYS[i] or '{' .. KEYS[i] .. '}') .. ':released'
+      if type(redis.pcall('SPUBLISH', channel, ARGV[1])) == 'table' then
+        redis.call('PUBLISH', channel, ARGV[1])
+      end
+    end
     deleted = deleted + 1
   end
 end

@@ -23,7 +23,11 @@
 //   {-1, type[, K]}            the key (K) is of another Redis type (another primitive)
 // The multi-key lock keeps each key as an exclusive lock's string (lock_scripts.hpp).
 // Releases with announce = "1" publish the value on "<key>:released", like the
-// exclusive lock's, so waiters are woken without polling.
+// exclusive lock's, so waiters are woken without polling; a cluster member's pass "s"
+// and SPUBLISH it on the shard channel named in the key's slot: "<key>:released" for a key
+// with a hash tag, "{<key>}:released" for one without (net::slot_companion; a key without
+// a tag that holds a '}' is refused on clusters before any script runs). A server without
+// SPUBLISH (before Redis 7.0) PUBLISHes on that channel instead.
 
 #include "scripts/script.hpp"
 
@@ -35,7 +39,7 @@ const Script& semaphore_acquire();
 /// KEYS: semaphore. ARGV: value, ttl_ms. Sets the holder's expiry to now + ttl if it is
 /// still a live holder; an expired holder is removed, never revived.
 const Script& semaphore_extend();
-/// KEYS: semaphore. ARGV: value, announce ("1"/"0"). Removes the holder.
+/// KEYS: semaphore. ARGV: value, announce ("1"/"s"/"0"). Removes the holder.
 const Script& semaphore_release();
 
 /// KEYS: lock, fence counter. ARGV: value, ttl_ms, "r"|"w", and for "w": intent id,

@@ -51,6 +51,22 @@ end
 return 0
 )lua";
 
+// A cluster member's: a PUBLISH there is carried over the cluster bus to every node, a
+// SPUBLISH only to the shard that owns the channel's slot, where its waiters subscribe. The
+// channel (ARGV[2]) is named in the key's slot, so the script may publish on it. A server
+// without SPUBLISH (before Redis 7.0) PUBLISHes on it instead, and the key is released
+// either way.
+constexpr std::string_view shard_release_source = R"lua(
+if redis.pcall('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  if type(redis.pcall('SPUBLISH', ARGV[2], ARGV[1])) == 'table' then
+    redis.call('PUBLISH', ARGV[2], ARGV[1])
+  end
+  return 1
+end
+return 0
+)lua";
+
 constexpr std::string_view quiet_release_source = R"lua(
 if redis.pcall('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -110,6 +126,10 @@ const Script& acquire() {
 }
 const Script& release() {
   static const Script script = make("release", release_source);
+  return script;
+}
+const Script& shard_release() {
+  static const Script script = make("release", shard_release_source);
   return script;
 }
 const Script& quiet_release() {

@@ -2,7 +2,9 @@
 // The Lua scripts of the algorithm. Each runs atomically on one node. Key layout per
 // resource R: the lock itself at R (a string holding the owner's value, with a PX TTL),
 // the fencing counter at R + ":fence" (never expires), and releases announced on the
-// pub/sub channel R + ":released".
+// pub/sub channel R + ":released". On a Redis Cluster member the names beside R are put in
+// R's slot (net::slot_companion: "{R}:fence" for a key without a hash tag), and releases
+// are announced on the shard channel of that name with SPUBLISH.
 
 #include "scripts/script.hpp"
 
@@ -17,6 +19,11 @@ const Script& acquire();
 /// KEYS: lock. ARGV: value. -> 1 if the key held value and was deleted, and the release
 /// was published on the key's channel (value as the message) for waiters; else 0.
 const Script& release();
+
+/// release() for a cluster member. KEYS: lock. ARGV: value, the release channel in the
+/// key's slot. Announces with SPUBLISH, heard only on the shard that owns the slot (with
+/// PUBLISH on a server that has no SPUBLISH, before Redis 7.0).
+const Script& shard_release();
 
 /// release() without the announcement, for leftovers nobody waits for (a split vote's).
 const Script& quiet_release();

@@ -9,11 +9,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <future>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <redlock/observer.hpp>
 #include <redlock/redlock.hpp>
 
 #include "support/redis_server.hpp"
@@ -154,6 +158,62 @@ TEST(ClusterShardFaults, AShardFailoverIsFollowedByExtendReleaseAndNewLocks) {
   EXPECT_TRUE(next->fencing_token().has_value());
   EXPECT_EQ(replica.command({"GET", beside(key, "next")}).str, next->value());
   EXPECT_TRUE(next->unlock());
+}
+
+// The waiter's attempts and the cause of its first wake.
+struct FirstWake final : Observer {
+  std::atomic<int> attempts{0};
+  std::atomic<int> first{-1};
+  void on_attempt(const AttemptEvent&) override { ++attempts; }
+  void on_wake(const WakeEvent& e) override {
+    int none = -1;
+    first.compare_exchange_strong(none, static_cast<int>(e.cause));
+  }
+};
+
+// A waiter's shard subscription follows a failover: Redis 7.0 lets the demoted master keep
+// it (a shard's messages reach its replicas too) until its connection fails; then it is
+// made on the promoted replica, whose release, announced on that shard alone, wakes the
+// waiter (its retry timer is far off).
+TEST(ClusterShardFaults, AWaitersSubscriptionFollowsAShardFailover) {
+  test::ShardedCluster cluster({.shards = 3, .replicas_per_shard = 1});
+  const std::string key = key_off_the_seed(cluster, "shard-failover-wait:");
+  const std::string channel = "{" + key + "}:released";
+  test::RedisServer& old_master = cluster.owner_of(key);
+  test::RedisServer& replica = cluster.replica_of(old_master);
+  auto options = member(cluster, 0ms);
+  options.member_guard.observed_restarts = false;
+  auto holder = Client::create(options);
+  auto lock = holder->lock(key, {.ttl = 20s});
+  ASSERT_TRUE(lock) << lock.error().message();
+
+  auto seen = std::make_shared<FirstWake>();
+  options.observer = seen;
+  options.retry_delay = 30s;
+  options.retry_jitter = 0ms;
+  auto waiting = Client::create(options);
+  auto waiter = std::async(std::launch::async, [&] {
+    auto got = waiting->lock(key, {.ttl = 5s, .wait = 60s});
+    return got && got->unlock();
+  });
+  auto subscribers = [&](test::RedisServer& server) {
+    const auto reply = server.command({"PUBSUB", "SHARDNUMSUB", channel});
+    return reply.elements.size() == 2 ? reply.elements[1].integer : -1;
+  };
+  auto within_5s = [](const std::function<bool()>& done) {
+    for (int tries = 0; tries < 500 && !done(); ++tries) std::this_thread::sleep_for(10ms);
+    return done();
+  };
+  ASSERT_TRUE(within_5s([&] { return seen->attempts > 0 && subscribers(old_master) == 1; }));
+
+  cluster.fail_over_to(replica);
+  old_master.kill9();
+  EXPECT_TRUE(within_5s([&] { return subscribers(replica) == 1; }))
+      << "the subscription was not made again on the promoted replica";
+  ASSERT_TRUE(lock->unlock());
+  ASSERT_EQ(waiter.wait_for(8s), std::future_status::ready) << "the waiter was not woken";
+  EXPECT_TRUE(waiter.get());
+  EXPECT_EQ(seen->first, static_cast<int>(WakeCause::announcement));
 }
 
 // A replica promoted after the client met the cluster is a server it never met while

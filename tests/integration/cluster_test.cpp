@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -17,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include <redlock/observer.hpp>
 #include <redlock/redlock.hpp>
 
 #include "support/redis_server.hpp"
@@ -303,6 +306,243 @@ TEST_F(ClusterTest, AWaiterWakesOnTheReleaseWithoutPolling) {
   ASSERT_TRUE(got) << got.error().message();
   EXPECT_LT(Clock::now() - released, 3s);
   ASSERT_TRUE(got->unlock());
+}
+
+// What a waiter saw: its attempts' outcomes and what woke it, in order.
+class WaitRecorder final : public Observer {
+ public:
+  void on_attempt(const AttemptEvent& e) override {
+    std::lock_guard lock(mutex_);
+    attempts_.push_back(e.outcome);
+  }
+  void on_wake(const WakeEvent& e) override {
+    std::lock_guard lock(mutex_);
+    wakes_.push_back(e.cause);
+  }
+  std::vector<AttemptOutcome> attempts() {
+    std::lock_guard lock(mutex_);
+    return attempts_;
+  }
+  std::vector<WakeCause> wakes() {
+    std::lock_guard lock(mutex_);
+    return wakes_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<AttemptOutcome> attempts_;
+  std::vector<WakeCause> wakes_;
+};
+
+// Waits up to 5 s for `done`; polls, since what it reads is another process's state.
+bool eventually(const std::function<bool()>& done) {
+  for (int tries = 0; tries < 500; ++tries) {
+    if (done()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return done();
+}
+
+// Subscribers of the shard channel `channel` on `server` (PUBSUB SHARDNUMSUB).
+long long shard_subscribers(test::RedisServer& server, const std::string& channel) {
+  const test::Reply reply = server.command({"PUBSUB", "SHARDNUMSUB", channel});
+  return reply.elements.size() == 2 ? reply.elements[1].integer : -1;
+}
+
+// Connections `server` accepted so far (INFO stats).
+long long connections_received(test::RedisServer& server) {
+  const std::string info = server.command({"INFO", "stats"}).str;
+  const std::string name = "total_connections_received:";
+  return std::stoll(info.substr(info.find(name) + name.size()));
+}
+
+// A counter of CLUSTER INFO (absent while it is 0).
+long long cluster_counter(test::RedisServer& server, const std::string& name) {
+  const std::string info = server.command({"CLUSTER", "INFO"}).str;
+  const auto at = info.find(name + ":");
+  return at == std::string::npos ? 0 : std::stoll(info.substr(at + name.size() + 1));
+}
+
+// A waiter of `key` on the five clusters, woken only by an announcement within the test
+// (its retry timer is long); `holder` holds the key in another client, since within one
+// client a release hands the key to a local waiter without an announcement.
+struct AnnouncedWait {
+  std::shared_ptr<WaitRecorder> recorder = std::make_shared<WaitRecorder>();
+  std::shared_ptr<Client> client;
+  std::future<bool> waiter;
+
+  // A waiter still waiting (a failed test) ends at once.
+  ~AnnouncedWait() { client->close(); }
+
+  // `take` waits for the lock on `client` and releases it: true when both succeeded.
+  AnnouncedWait(Options options, std::function<bool(Client&)> take) {
+    options.retry_delay = 30s;
+    options.retry_jitter = 0ms;
+    options.observer = recorder;
+    client = Client::create(options);
+    waiter = std::async(std::launch::async, [this, take] { return take(*client); });
+  }
+  AnnouncedWait(Options options, const std::string& key)
+      : AnnouncedWait(std::move(options), [key](Client& client) {
+          auto got = client.lock(key, {.ttl = 10s, .wait = 60s});
+          return got && got->unlock();
+        }) {}
+  // The first attempt was refused: the waiter now waits for a wake.
+  bool refused() {
+    return eventually([&] { return !recorder->attempts().empty(); }) &&
+           recorder->attempts().front() == AttemptOutcome::conflict;
+  }
+  // What woke the waiter first, once it holds the lock.
+  std::optional<WakeCause> first_wake() {
+    if (waiter.wait_for(8s) != std::future_status::ready || !waiter.get()) return std::nullopt;
+    const auto wakes = recorder->wakes();
+    if (wakes.empty()) return std::nullopt;
+    return wakes.front();
+  }
+};
+
+TEST_F(ClusterTest, AWaiterIsWokenByTheAnnouncementOnTheKeysShard) {
+  const std::string key = "cluster:announced";
+  auto holder = Client::create(options());
+  auto held = holder->lock(key, {.ttl = 20s});
+  ASSERT_TRUE(held) << held.error().message();
+  AnnouncedWait wait(options(), key);
+  ASSERT_TRUE(wait.refused());
+  // The waiter listens on the shard channel beside the key, on the key's shard alone.
+  for (std::size_t i = 0; i < 5; ++i) {
+    test::RedisServer& owner = cluster(i).owner_of(key);
+    EXPECT_TRUE(eventually([&] { return shard_subscribers(owner, "{" + key + "}:released") == 1; }))
+        << "cluster " << i;
+  }
+  ASSERT_TRUE(held->unlock());
+  const auto woken = wait.first_wake();
+  ASSERT_TRUE(woken.has_value()) << "the waiter did not get the lock within 8 s";
+  EXPECT_EQ(*woken, WakeCause::announcement);
+}
+
+TEST_F(ClusterTest, EveryKindAnnouncesItsReleaseOnTheKeysShard) {
+  // Keys without a hash tag: the scripts name the channel in the key's slot themselves.
+  auto holder = Client::create(options());
+  SemaphoreOptions one;
+  one.permits = 1;
+  one.lock.ttl = 10s;
+  auto permit = holder->acquire_permit("cluster:sem-announced", one);
+  ASSERT_TRUE(permit) << permit.error().message();
+  one.lock.wait = 60s;
+  AnnouncedWait permit_wait(options(), [one](Client& client) {
+    auto got = client.acquire_permit("cluster:sem-announced", one);
+    return got && got->unlock();
+  });
+  ASSERT_TRUE(permit_wait.refused());
+  ASSERT_TRUE(permit->unlock());
+  EXPECT_EQ(permit_wait.first_wake(), WakeCause::announcement) << "semaphore";
+
+  auto reader = holder->read_lock("cluster:rw-announced", {.ttl = 10s});
+  ASSERT_TRUE(reader) << reader.error().message();
+  AnnouncedWait writer_wait(options(), [](Client& client) {
+    auto got = client.write_lock("cluster:rw-announced", {.ttl = 10s, .wait = 60s});
+    return got && got->unlock();
+  });
+  ASSERT_TRUE(writer_wait.refused());
+  ASSERT_TRUE(reader->unlock());
+  EXPECT_EQ(writer_wait.first_wake(), WakeCause::announcement) << "read-write lock";
+
+  const std::vector<std::string> keys = {"cluster:set-announced:1", "cluster:set-announced:2"};
+  auto set = holder->lock_all(keys, {.ttl = 10s});
+  ASSERT_TRUE(set) << set.error().message();
+  // A set spread over slots is announced on its first key's slot (held.cpp).
+  AnnouncedWait single_wait(options(), keys[0]);
+  ASSERT_TRUE(single_wait.refused());
+  ASSERT_TRUE(set->unlock());
+  EXPECT_EQ(single_wait.first_wake(), WakeCause::announcement) << "key set";
+}
+
+TEST_F(ClusterTest, TheOtherShardsHearNothingOfARelease) {
+  const std::string key = "cluster:quiet-neighbours";
+  auto client = Client::create(options());
+  auto lock = client->lock(key, {.ttl = 10s});
+  ASSERT_TRUE(lock) << lock.error().message();
+  std::vector<test::RedisServer*> others;
+  std::vector<long long> before;
+  for (std::size_t i = 0; i < 5; ++i) {
+    test::RedisServer& owner = cluster(i).owner_of(key);
+    ASSERT_EQ(settled(i, key, lock->value()), lock->value());
+    for (std::size_t s = 0; s < cluster(i).servers(); ++s) {
+      if (&cluster(i).server(s) == &owner) continue;
+      others.push_back(&cluster(i).server(s));
+      before.push_back(
+          cluster_counter(cluster(i).server(s), "cluster_stats_messages_publish_received"));
+    }
+  }
+  ASSERT_TRUE(lock->unlock());
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(settled(i, key, ""), "") << "cluster " << i;
+  // A PUBLISH would reach every other node over the cluster bus within milliseconds; a
+  // SPUBLISH reaches none of them (no replicas here).
+  std::this_thread::sleep_for(300ms);
+  for (std::size_t n = 0; n < others.size(); ++n) {
+    EXPECT_EQ(cluster_counter(*others[n], "cluster_stats_messages_publish_received"), before[n])
+        << others[n]->url();
+  }
+}
+
+TEST_F(ClusterTest, AWaiterFollowsItsChannelWhenTheSlotMoves) {
+  const std::string key = "cluster:announced-after-a-move";
+  const std::string channel = "{" + key + "}:released";
+  auto holder = Client::create(options());
+  auto held = holder->lock(key, {.ttl = 20s});
+  ASSERT_TRUE(held) << held.error().message();
+  AnnouncedWait wait(options(), key);
+  ASSERT_TRUE(wait.refused());
+  // On every member the slot moves after the waiter subscribed: the old owner ends the
+  // subscription, and only one renewed on the new owner hears the release.
+  std::vector<test::RedisServer*> old_owners;
+  std::vector<long long> connections;
+  for (std::size_t i = 0; i < 5; ++i) {
+    test::RedisServer& owner = cluster(i).owner_of(key);
+    ASSERT_TRUE(eventually([&] { return shard_subscribers(owner, channel) == 1; }))
+        << "cluster " << i;
+    old_owners.push_back(&owner);
+    connections.push_back(connections_received(owner));
+    test::RedisServer& target = another_master(i, owner);
+    const auto slot =
+        static_cast<std::uint16_t>(owner.command({"CLUSTER", "KEYSLOT", key}).integer);
+    cluster(i).move_slot(slot, target);
+  }
+  for (std::size_t i = 0; i < 5; ++i) {
+    test::RedisServer& owner = cluster(i).owner_of(key);
+    EXPECT_TRUE(eventually([&] { return shard_subscribers(owner, channel) == 1; }))
+        << "cluster " << i << ": the subscription was not renewed on the new owner";
+    // Renewed on the server's word ("sunsubscribe"), not after a dropped connection.
+    EXPECT_EQ(connections_received(*old_owners[i]), connections[i]) << "cluster " << i;
+  }
+  ASSERT_TRUE(held->unlock());
+  const auto woken = wait.first_wake();
+  ASSERT_TRUE(woken.has_value()) << "the waiter did not get the lock within 8 s";
+  EXPECT_EQ(*woken, WakeCause::announcement);
+}
+
+// A cluster without sharded pub/sub (Redis before 7.0; here the commands are renamed
+// away): releases still succeed and announce with PUBLISH, and waiters SUBSCRIBE.
+TEST(ClusterMembers, AClusterWithoutShardedPubSubAnnouncesWithPublish) {
+  test::ShardedCluster old_cluster(
+      {.server_args = {"--rename-command", "SPUBLISH", "", "--rename-command", "SSUBSCRIBE", "",
+                       "--rename-command", "SUNSUBSCRIBE", ""}});
+  Options one;
+  one.nodes = {old_cluster.url()};
+  const std::string key = "cluster:no-sharded-pubsub";
+  auto holder = Client::create(one);
+  auto held = holder->lock(key, {.ttl = 20s});
+  ASSERT_TRUE(held) << held.error().message();
+  AnnouncedWait wait(one, key);
+  ASSERT_TRUE(wait.refused());
+  EXPECT_TRUE(eventually([&] {
+    const auto reply =
+        old_cluster.server(0).command({"PUBSUB", "NUMSUB", "{" + key + "}:released"});
+    return reply.elements.size() == 2 && reply.elements[1].integer == 1;
+  })) << "the waiter did not SUBSCRIBE on the seed";
+  auto released = held->unlock();
+  ASSERT_TRUE(released) << released.error().message();
+  EXPECT_EQ(wait.first_wake(), WakeCause::announcement);
 }
 
 TEST_F(ClusterTest, ClustersMixWithStandaloneMasters) {

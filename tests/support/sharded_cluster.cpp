@@ -52,6 +52,8 @@ ShardedCluster::ShardedCluster(ShardedClusterOptions options) : options_(options
   node.cluster = true;
   node.extra_args = {"--repl-diskless-sync-delay", "0", "--cluster-node-timeout", "2000"};
   node.tls_only = options_.tls;
+  node.extra_args.insert(node.extra_args.end(), options_.server_args.begin(),
+                         options_.server_args.end());
   std::string command = cli;
   if (options_.tls) {
     node.extra_args.insert(node.extra_args.end(),

@@ -26,6 +26,8 @@ struct ShardedClusterOptions {
   /// bus and replication are TLS too; the cluster is created over TLS and url() becomes
   /// rediss-cluster://.
   bool tls = false;
+  /// Appended to every server's command line (RedisServerOptions::extra_args).
+  std::vector<std::string> server_args;
 };
 
 class ShardedCluster {

@@ -545,5 +545,30 @@ TEST_F(PipelineTest, ASharedScriptCallIsAnEvalshaAndAFirstUseStaysAnEval) {
   EXPECT_EQ(copied.value, "1");
 }
 
+// A cluster node ends a shard subscription itself when its slot moves, with the same array
+// that answers a SUNSUBSCRIBE: only the oldest command in flight, a SUNSUBSCRIBE of that
+// channel, takes it as its answer; the connection hands any other to its subscriber.
+TEST_F(PipelineTest, ASunsubscribeAnswersOnlyAnUnsubscribeOfThatChannelInFlight) {
+  EXPECT_FALSE(pipeline.awaits_sunsubscribe("{a}:released")) << "nothing in flight";
+  Outcome ping;
+  submit({"PING"}, 100ms, ping);
+  Outcome leave;
+  submit({"SUNSUBSCRIBE", "{a}:released"}, 100ms, leave);
+  EXPECT_FALSE(pipeline.awaits_sunsubscribe("{a}:released")) << "not written yet";
+  flush();
+  EXPECT_FALSE(pipeline.awaits_sunsubscribe("{a}:released")) << "the PING is older";
+  receive("+PONG\r\n");
+  EXPECT_TRUE(pipeline.awaits_sunsubscribe("{a}:released"));
+  EXPECT_FALSE(pipeline.awaits_sunsubscribe("{b}:released")) << "another channel's is a push";
+  receive("*3\r\n$12\r\nsunsubscribe\r\n$12\r\n{a}:released\r\n:0\r\n");
+  EXPECT_EQ(leave.calls, 1);
+  EXPECT_FALSE(pipeline.awaits_sunsubscribe("{a}:released")) << "answered";
+  // A slot reused by another command forgets the channel.
+  Outcome later;
+  submit({"SSUBSCRIBE", "{a}:released"}, 100ms, later);
+  flush();
+  EXPECT_FALSE(pipeline.awaits_sunsubscribe("{a}:released"));
+}
+
 }  // namespace
 }  // namespace redlock::net

@@ -5,9 +5,18 @@
 #include <algorithm>
 #include <array>
 
+#include "net/cluster_slot.hpp"
 #include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
+
+namespace {
+
+bool is_unknown_command(std::string_view error) {
+  return error.find("unknown command") != std::string_view::npos;
+}
+
+}  // namespace
 
 ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOptions> nodes,
                                  int quorum, std::chrono::milliseconds command_timeout)
@@ -15,7 +24,11 @@ ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOpt
       node_options_(std::move(nodes)),
       quorum_(quorum),
       command_timeout_(command_timeout),
-      self_(std::make_shared<ReleaseNotifier*>(this)) {}
+      self_(std::make_shared<ReleaseNotifier*>(this)) {
+  for (const auto& node : node_options_) {
+    pubsub_.push_back(node.endpoint.is_cluster() ? Pubsub::sharded : Pubsub::plain);
+  }
+}
 
 ReleaseNotifier::~ReleaseNotifier() {
   close();
@@ -26,10 +39,13 @@ void ReleaseNotifier::connect() {
   std::weak_ptr<ReleaseNotifier*> weak = self_;
   for (std::size_t node = 0; node < node_options_.size(); ++node) {
     auto options = node_options_[node];
-    options.on_message = [weak](const redisReply* message) {
-      if (auto self = weak.lock()) (*self)->on_message(message);
+    options.on_message = [weak, node](const redisReply* message) {
+      if (auto self = weak.lock()) (*self)->on_message(node, message);
     };
-    // After a reconnect the server has forgotten our subscriptions: renew them.
+    // After a reconnect the server has forgotten our subscriptions: renew them. A cluster
+    // runs this for each of its shards' connections (one that was down, a replica
+    // promoted in its place): every channel is asked again and routed to its slot's owner,
+    // and a server that already has it just confirms it.
     options.on_ready = [weak, node] {
       auto self = weak.lock();
       if (!self) return;
@@ -50,7 +66,14 @@ ReleaseNotifier::Watched ReleaseNotifier::watch(const std::string& key,
   const std::string name = key + scripts::released_suffix;
   auto [it, created] = channels_.try_emplace(name);
   Channel& channel = it->second;
-  if (created) channel.generation = next_generation_++;
+  if (created) {
+    channel.generation = next_generation_++;
+    if (std::any_of(pubsub_.begin(), pubsub_.end(),
+                    [](Pubsub kind) { return kind != Pubsub::plain; })) {
+      channel.shard_name = net::slot_companion(key, scripts::released_suffix).value_or(name);
+      by_shard_name_.try_emplace(channel.shard_name, name);
+    }
+  }
   channel.queue.join(id);
   channel.on_woken.emplace(id, std::move(on_woken));
   waiter_channels_.emplace(id, name);
@@ -72,16 +95,29 @@ void ReleaseNotifier::wait_for_turn(WaiterId id) {
 }
 
 void ReleaseNotifier::subscribe(std::size_t node, const std::string& name, bool count_for_ready) {
-  const std::array<std::string_view, 2> argv{"SUBSCRIBE", name};
   std::weak_ptr<ReleaseNotifier*> weak = self_;
   const auto found = channels_.find(name);
-  const std::uint64_t generation = found == channels_.end() ? 0 : found->second.generation;
+  if (found == channels_.end()) return;
+  const std::uint64_t generation = found->second.generation;
+  // A cluster routes a SSUBSCRIBE like a command for a key: to the shard that owns the
+  // channel's slot, the key's, where the release script SPUBLISHes.
+  const Pubsub kind = pubsub_[node];
+  const std::array<std::string_view, 2> argv{
+      kind == Pubsub::sharded ? "SSUBSCRIBE" : "SUBSCRIBE",
+      kind == Pubsub::plain ? std::string_view(name) : found->second.shard_name};
   subscribers_[node]->command(
       argv, command_timeout_,
-      [weak, name, count_for_ready, generation](const net::ReplyView& view) {
-        if (!count_for_ready) return;
+      [weak, node, name, count_for_ready, generation, kind](const net::ReplyView& view) {
         auto self = weak.lock();
         if (!self) return;
+        // A cluster before Redis 7.0 has no sharded pub/sub: its release scripts PUBLISH
+        // on the same channel instead, which reaches a SUBSCRIBE on any of its nodes.
+        if (kind == Pubsub::sharded && view.error == errc::redis_error &&
+            is_unknown_command(view.detail)) {
+          (*self)->pubsub_[node] = Pubsub::plain_in_slot;
+          return (*self)->subscribe(node, name, count_for_ready);
+        }
+        if (!count_for_ready) return;
         auto it = (*self)->channels_.find(name);
         if (it == (*self)->channels_.end() || it->second.generation != generation) {
           return;
@@ -155,25 +191,53 @@ void ReleaseNotifier::unwatch(WaiterId id, bool acquired) {
   it->second.on_woken.erase(id);
   if (!it->second.queue.empty() || !it->second.waiting_for_ready.empty())
     return wake(name, passed_to);
+  const std::string shard_name = std::move(it->second.shard_name);
   channels_.erase(it);
+  // Another key's channel may have the same shard channel ("k" and "{k}" both announce
+  // on "{k}:released" on a cluster): it keeps the subscription.
+  bool shard_channel_ours = false;
+  if (auto alias = by_shard_name_.find(shard_name);
+      alias != by_shard_name_.end() && alias->second == name) {
+    by_shard_name_.erase(alias);
+    shard_channel_ours = true;
+  }
   if (closed_) return;
-  const std::array<std::string_view, 2> argv{"UNSUBSCRIBE", name};
-  for (auto& subscriber : subscribers_)
-    subscriber->command(argv, command_timeout_, [](const net::ReplyView&) {});
+  for (std::size_t node = 0; node < subscribers_.size(); ++node) {
+    const Pubsub kind = pubsub_[node];
+    if (kind != Pubsub::plain && !shard_channel_ours) continue;
+    const std::array<std::string_view, 2> argv{
+        kind == Pubsub::sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE",
+        kind == Pubsub::plain ? std::string_view(name) : std::string_view(shard_name)};
+    subscribers_[node]->command(argv, command_timeout_, [](const net::ReplyView&) {});
+  }
 }
 
-void ReleaseNotifier::on_message(const redisReply* message) {
+void ReleaseNotifier::on_message(std::size_t node, const redisReply* message) {
+  const redisReply* kind = message->element[0];
   const redisReply* channel_name = message->element[1];
   if (channel_name->type != REDIS_REPLY_STRING) return;
+  std::string name(channel_name->str, channel_name->len);
+  const std::string_view word(kind->str, kind->len);
+  if (word != "message" || pubsub_[node] == Pubsub::plain_in_slot) {
+    // A shard channel: "smessage", or "sunsubscribe" from a node that gave its slot away.
+    auto alias = by_shard_name_.find(name);
+    if (alias == by_shard_name_.end()) return;
+    name = alias->second;
+    if (word == "sunsubscribe") {
+      // Asked again, the cluster routes it to the slot's new owner (MOVED is followed).
+      auto it = channels_.find(name);
+      if (it != channels_.end() && !it->second.queue.empty()) subscribe(node, name, false);
+      return;
+    }
+  }
   const redisReply* payload = message->element[2];
   if (payload->type != REDIS_REPLY_STRING) {
     // Not a value our release script publishes; still a reason to look at the key.
-    auto it = channels_.find(std::string(channel_name->str, channel_name->len));
+    auto it = channels_.find(name);
     if (it != channels_.end()) wake(it->first, it->second.queue.announce());
     return;
   }
-  announce(std::string(channel_name->str, channel_name->len),
-           std::string(payload->str, payload->len));
+  announce(name, std::string(payload->str, payload->len));
 }
 
 void ReleaseNotifier::released_locally(const std::string& key, const std::string& value) {

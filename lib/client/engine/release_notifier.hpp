@@ -3,6 +3,12 @@
 // node where it deleted the lock (a failed attempt's leftovers do not: node.hpp,
 // Announce), and waiters subscribe to that channel on every node through one
 // subscriber connection per node (shared by all keys and waiters of a Client).
+// A Redis Cluster member announces on a shard channel instead (SPUBLISH, heard only by the
+// shard that owns its slot), named in the key's slot: "{<key>}:released" for a key without
+// a hash tag. Its waiters SSUBSCRIBE it on that shard (net/cluster_router.hpp routes it) and
+// again when a shard's connection is ready again (a reconnect, a replica promoted) or the
+// server ends the subscription because the slot moved ("sunsubscribe"). A cluster without
+// sharded pub/sub (before Redis 7.0) PUBLISHes on that channel, and it is SUBSCRIBEd.
 //
 // A waiter counts as subscribed once a quorum of nodes confirmed the SUBSCRIBE: any
 // holder held a quorum, the two quorums share a node, and the holder's release
@@ -90,6 +96,7 @@ class ReleaseNotifier {
     // after the next release was announced, so the last few values are remembered.
     std::array<std::string, 8> recent_releases;
     std::size_t next_release_slot = 0;
+    std::string shard_name;  // the channel on cluster members; empty without any
     int confirmed = 0;
     int failed = 0;
     bool ready = false;
@@ -100,7 +107,7 @@ class ReleaseNotifier {
 
   void connect();
   void subscribe(std::size_t node, const std::string& channel, bool count_for_ready);
-  void on_message(const redisReply* message);
+  void on_message(std::size_t node, const redisReply* message);
   // Wakes a waiter of `channel_name` unless `released` was already announced there.
   void announce(const std::string& channel_name, std::string released);
   void settle(Channel& channel);
@@ -115,6 +122,13 @@ class ReleaseNotifier {
   std::vector<net::ConnectionPtr> subscribers_;
   std::unordered_map<std::string, Channel> channels_;
   std::unordered_map<WaiterId, std::string> waiter_channels_;
+  // A cluster member's shard channel -> the channel's name in channels_.
+  std::unordered_map<std::string, std::string> by_shard_name_;
+  // How a node announces: standalone and Sentinel members PUBLISH on "<key>:released"; a
+  // cluster SPUBLISHes on the channel in the key's slot, or, before Redis 7.0 (SSUBSCRIBE
+  // answered "unknown command"), PUBLISHes on it.
+  enum class Pubsub { plain, sharded, plain_in_slot };
+  std::vector<Pubsub> pubsub_;  // per node
   WaiterId next_id_ = 1;
   std::uint64_t next_generation_ = 1;
   bool closed_ = false;

@@ -23,6 +23,13 @@ using std::chrono::milliseconds;
 
 namespace {
 
+// The family scripts' announce argument: a cluster member announces on the key's shard
+// alone (SPUBLISH, family_scripts.hpp), every other member to all its subscribers.
+std::string_view announce_flag(const Node& node, Announce announce) {
+  if (announce == Announce::no) return "0";
+  return node.routes_by_slot() ? "s" : "1";
+}
+
 bool is_integer(const redisReply* reply) {
   return reply->type == REDIS_REPLY_INTEGER;
 }
@@ -176,7 +183,7 @@ void key_set_acquire(Node& node, const std::vector<std::string>& keys, std::stri
 void key_set_release(Node& node, const std::vector<std::string>& keys, std::string_view value,
                      Announce announce, milliseconds timeout, NodeCallback done) {
   const std::vector<std::string_view> names(keys.begin(), keys.end());
-  const std::array<std::string_view, 2> args{value, announce == Announce::yes ? "1" : "0"};
+  const std::array<std::string_view, 2> args{value, announce_flag(node, announce)};
   node.release_by_script(scripts::multi_release(), names, args, timeout, interpret_family_reply,
                          std::move(done));
 }
@@ -320,8 +327,7 @@ void send_family_release(Node& node, const Held& held, std::string_view value, A
         });
   }
   const std::array<std::string_view, 1> keys{held.key};
-  const std::array<std::string_view, 4> args{value, announce == Announce::yes ? "1" : "0",
-                                             mode_of(held),
+  const std::array<std::string_view, 4> args{value, announce_flag(node, announce), mode_of(held),
                                              keep_intent ? std::string_view() : held.intent};
   const bool permit = held.primitive == Primitive::permit;
   node.release_by_script(permit ? scripts::semaphore_release() : scripts::rw_release(), keys,

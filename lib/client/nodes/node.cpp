@@ -29,6 +29,7 @@ struct FanOutCommands {
   net::SharedCommand pttl;           // PTTL key, a waiter's
   net::SharedCommand release;        // EVALSHA of the release script
   net::SharedCommand quiet_release;  // EVALSHA of the quiet release script
+  net::SharedCommand shard_release;  // EVALSHA of a cluster member's release script
 };
 thread_local FanOutCommands fan_out;
 
@@ -94,6 +95,12 @@ class RedisNode final : public Node {
 
   bool routes_by_slot() const noexcept override { return cluster_; }
 
+  // A cluster member's release channel, in the key's slot (as fence_key()).
+  static std::string released_channel(std::string_view key) {
+    return net::slot_companion(key, scripts::released_suffix)
+        .value_or(std::string(key) + scripts::released_suffix);
+  }
+
   void watch_start(MemberStart::Rules rules) override {
     if (shards_) return shards_->start(rules);
     watch_.emplace(std::move(rules), probe_timeout_);
@@ -148,6 +155,15 @@ class RedisNode final : public Node {
     call.timeout = timeout;
     call.tries = tries;
     const bool announced = announce == Announce::yes;
+    if (announced && cluster_) {
+      // Announced on the key's shard alone (scripts::shard_release): the channel in its slot.
+      const std::string channel = released_channel(key);
+      const std::array<std::string_view, 2> shard_args{value, channel};
+      return connection_->eval(
+          scripts::shard_release(), keys, shard_args, timeout,
+          [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); },
+          shared(&FanOutCommands::shard_release));
+    }
     connection_->eval(
         announced ? scripts::release() : scripts::quiet_release(), keys, args, timeout,
         [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); },
@@ -717,6 +733,7 @@ FanOut::FanOut() noexcept {
   fan_out.pttl.clear();
   fan_out.release.clear();
   fan_out.quiet_release.clear();
+  fan_out.shard_release.clear();
 }
 
 FanOut::~FanOut() {
