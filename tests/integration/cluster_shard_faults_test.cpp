@@ -210,6 +210,10 @@ TEST(ClusterShardFaults, AWaitersSubscriptionFollowsAShardFailover) {
   old_master.kill9();
   EXPECT_TRUE(within_5s([&] { return subscribers(replica) == 1; }))
       << "the subscription was not made again on the promoted replica";
+  // The holder's own client learns of the failover when its connection to the killed
+  // master fails; a release sent before that goes to the dead server and is not confirmed.
+  ASSERT_TRUE(within_5s([&] { return static_cast<bool>(lock->extend(20s)); }))
+      << "the holder's client did not follow the failover";
   ASSERT_TRUE(lock->unlock());
   ASSERT_EQ(waiter.wait_for(8s), std::future_status::ready) << "the waiter was not woken";
   EXPECT_TRUE(waiter.get());

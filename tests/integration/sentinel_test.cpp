@@ -334,6 +334,12 @@ TEST_F(SentinelTest, AFailoverIsFollowedWhileLocksAreHeldAndWaitersWait) {
   // For the record: how long the sentinels took, and the client.
   std::cout << "failover (until the old master was demoted) took " << ms(failed_over - started)
             << " ms; followed " << ms(Clock::now() - failed_over) << " ms after that\n";
+  // The old master, a replica now, follows the new one: the probes' keys reach it by
+  // replication, and their deletes a moment later.
+  const auto replicated = Clock::now() + 5s;
+  while (get(old_master, "sentinel:after") != "" && Clock::now() < replicated) {
+    std::this_thread::sleep_for(10ms);
+  }
   EXPECT_EQ(get(old_master, "sentinel:after"), "");
 
   // Extending reaches the new master: its TTL grows back to the extension's.
