@@ -107,6 +107,22 @@ TEST_F(ClusterTest, FiveClustersGrantAFencedLockOnEachKeysOwner) {
   }
 }
 
+// A cluster member releases with its own script (it announces on the key's shard): that
+// script must check the owner as the standalone one does.
+TEST_F(ClusterTest, AReleaseWithAnotherValueLeavesTheHoldersKey) {
+  auto client = Client::create(options());
+  const std::string key = "cluster:foreign-release";
+  auto lock = client->lock(key, {.ttl = 10s});
+  ASSERT_TRUE(lock) << lock.error().message();
+  for (std::size_t i = 0; i < 5; ++i) ASSERT_EQ(settled(i, key, lock->value()), lock->value());
+
+  EXPECT_FALSE(client->release(key, "not-the-owner"));
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(cluster(i).owner_of(key).command({"GET", key}).str, lock->value()) << "cluster " << i;
+  }
+  ASSERT_TRUE(lock->unlock());
+}
+
 TEST_F(ClusterTest, TokensIncreaseAcrossHoldersOnAClusterAsOnStandaloneMasters) {
   auto client = Client::create(options());
   std::uint64_t last = 0;
