@@ -50,6 +50,23 @@ local function now_ms()
 end
 )lua";
 
+// A release's announcement of `key` (ARGV[1] its value, ARGV[2] how): "1" PUBLISHes on
+// "<key>:released"; "s", a cluster member's, SPUBLISHes on that channel named in the
+// key's slot ("{<key>}:released" for a key without a hash tag), or PUBLISHes there on a
+// server without sharded pub/sub (before Redis 7.0); "0" announces nothing.
+constexpr std::string_view announce = R"lua(
+local function announce(key)
+  if ARGV[2] == '1' then
+    redis.call('PUBLISH', key .. ':released', ARGV[1])
+  elseif ARGV[2] == 's' then
+    local channel = (string.find(key, '{[^}]+}') and key or '{' .. key .. '}') .. ':released'
+    if type(redis.pcall('SPUBLISH', channel, ARGV[1])) == 'table' then
+      redis.call('PUBLISH', channel, ARGV[1])
+    end
+  end
+end
+)lua";
+
 // The sorted set expires with its last holder, so an abandoned semaphore leaves nothing.
 constexpr std::string_view semaphore_common = R"lua(
 local bad = wrong_kind('zset')
@@ -101,14 +118,7 @@ constexpr std::string_view semaphore_release_body = R"lua(
 local bad = wrong_kind('zset')
 if bad then return bad end
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-  if ARGV[2] == '1' then
-    redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
-  elseif ARGV[2] == 's' then
-    local channel = (string.find(KEYS[1], '{[^}]+}') and KEYS[1] or '{' .. KEYS[1] .. '}') .. ':released'
-    if type(redis.pcall('SPUBLISH', channel, ARGV[1])) == 'table' then
-      redis.call('PUBLISH', channel, ARGV[1])
-    end
-  end
+  announce(KEYS[1])
   return {1}
 end
 return {0}
@@ -201,14 +211,7 @@ local bad = wrong_kind('hash')
 if bad then return bad end
 if ARGV[4] and ARGV[4] ~= '' then redis.call('HDEL', KEYS[1], 'i:' .. ARGV[4]) end
 if redis.call('HDEL', KEYS[1], ARGV[3] .. ':' .. ARGV[1]) == 1 then
-  if ARGV[2] == '1' then
-    redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
-  elseif ARGV[2] == 's' then
-    local channel = (string.find(KEYS[1], '{[^}]+}') and KEYS[1] or '{' .. KEYS[1] .. '}') .. ':released'
-    if type(redis.pcall('SPUBLISH', channel, ARGV[1])) == 'table' then
-      redis.call('PUBLISH', channel, ARGV[1])
-    end
-  end
+  announce(KEYS[1])
   return {1}
 end
 return {0}
@@ -338,14 +341,7 @@ local deleted = 0
 for i = 1, #KEYS do
   if redis.pcall('GET', KEYS[i]) == ARGV[1] then
     redis.call('DEL', KEYS[i])
-    if ARGV[2] == '1' then
-      redis.call('PUBLISH', KEYS[i] .. ':released', ARGV[1])
-    elseif ARGV[2] == 's' then
-      local channel = (string.find(KEYS[i], '{[^}]+}') and KEYS[i] or '{' .. KEYS[i] .. '}') .. ':released'
-      if type(redis.pcall('SPUBLISH', channel, ARGV[1])) == 'table' then
-        redis.call('PUBLISH', channel, ARGV[1])
-      end
-    end
+    announce(KEYS[i])
     deleted = deleted + 1
   end
 end
@@ -373,18 +369,18 @@ const Script& assemble(std::string_view name, std::initializer_list<std::string_
 
 REDLOCK_FAMILY_SCRIPT(semaphore_acquire, prelude, semaphore_common, semaphore_acquire_body)
 REDLOCK_FAMILY_SCRIPT(semaphore_extend, prelude, semaphore_common, semaphore_extend_body)
-REDLOCK_FAMILY_SCRIPT(semaphore_release, prelude, semaphore_release_body)
+REDLOCK_FAMILY_SCRIPT(semaphore_release, prelude, announce, semaphore_release_body)
 
 REDLOCK_FAMILY_SCRIPT(rw_acquire, prelude, rw_common, rw_acquire_body)
 REDLOCK_FAMILY_SCRIPT(rw_extend, prelude, rw_common, rw_extend_body)
-REDLOCK_FAMILY_SCRIPT(rw_release, prelude, rw_release_body)
+REDLOCK_FAMILY_SCRIPT(rw_release, prelude, announce, rw_release_body)
 REDLOCK_FAMILY_SCRIPT(rw_fence, prelude, rw_common, rw_fence_body)
 
 REDLOCK_FAMILY_SCRIPT(key_inspect, prelude, key_inspect_body)
 
 REDLOCK_FAMILY_SCRIPT(multi_acquire, multi_acquire_source)
 REDLOCK_FAMILY_SCRIPT(multi_extend, multi_extend_source)
-REDLOCK_FAMILY_SCRIPT(multi_release, multi_release_source)
+REDLOCK_FAMILY_SCRIPT(multi_release, announce, multi_release_source)
 REDLOCK_FAMILY_SCRIPT(multi_fence, multi_fence_source)
 
 #undef REDLOCK_FAMILY_SCRIPT
