@@ -37,8 +37,10 @@ class RwLockTest : public test::LockNodesTest {
     for (const auto& field : reply.elements) n += field.str.rfind("i:", 0) == 0;
     return n;
   }
-  /// A release or extend returns once a quorum answered; the last node is a moment behind.
-  static void settle() { std::this_thread::sleep_for(50ms); }
+  /// A release, extend or a writer's withdrawal is decided once a quorum answered; the
+  /// last node is a moment behind. status() waits for every node, and each node answers
+  /// a client's commands in order, so after it every node has applied what came before.
+  static void settle(Client& client) { (void)client.status("doc"); }
 };
 
 TEST_F(RwLockTest, ReadersShareAndAWriterExcludesBoth) {
@@ -54,7 +56,7 @@ TEST_F(RwLockTest, ReadersShareAndAWriterExcludesBoth) {
   EXPECT_EQ(writer.error(), errc::conflict);
   EXPECT_THAT(writer.error().message(), HasSubstr("write lock \"doc\""));
   EXPECT_THAT(writer.error().message(), HasSubstr("2 readers hold it"));
-  settle();
+  settle(*client);
   for (std::size_t node = 0; node < 5; ++node) {
     EXPECT_EQ(intents(node, "doc"), 0) << "a writer that gave up left its intent";
   }
@@ -76,7 +78,7 @@ TEST_F(RwLockTest, EachReaderExpiresOnItsOwnAndTouchesOnlyItsOwnShare) {
   auto brief = client->read_lock("doc", {.ttl = 300ms});
   auto lasting = client->read_lock("doc", {.ttl = 10s});
   ASSERT_TRUE(brief && lasting);
-  settle();
+  settle(*client);
   std::vector<long long> lasting_before;
   for (std::size_t node = 0; node < 5; ++node) {
     lasting_before.push_back(entry(node, "doc", "r:" + lasting->value()));
@@ -92,7 +94,7 @@ TEST_F(RwLockTest, EachReaderExpiresOnItsOwnAndTouchesOnlyItsOwnShare) {
   ASSERT_TRUE(third);
   ASSERT_TRUE(third->extend(30s));
   ASSERT_TRUE(third->unlock());
-  settle();
+  settle(*client);
   for (std::size_t node = 0; node < 5; ++node) {
     EXPECT_EQ(entry(node, "doc", "r:" + lasting->value()), lasting_before[node])
         << "another reader's extend or release touched this share";
@@ -114,7 +116,7 @@ TEST_F(RwLockTest, AWaitingWriterKeepsNewReadersOut) {
   // The first reader's share ends on its own; the writer gets in.
   auto written = writer.get();
   ASSERT_TRUE(written) << written.error().message();
-  settle();
+  settle(*writers);
   for (std::size_t node = 0; node < 5; ++node) EXPECT_EQ(intents(node, "doc"), 0);
 }
 
