@@ -11,6 +11,7 @@
 #include "net/closing.hpp"
 #include "net/cluster_slot.hpp"
 #include "net/errors.hpp"
+#include "net/pipeline.hpp"
 #include "net/sentinel_resolution.hpp"
 #include "scripts/script.hpp"
 
@@ -38,21 +39,27 @@ bool has_key(std::string_view command) {
 // a few commands per member, and allocating each one's copy was the largest cost a
 // cluster member added to the client's cycle (callgrind).
 struct ClusterRouter::Request {
-  std::vector<std::string> argv;  // the words in use: the first `words`
-  std::size_t words = 0;
-  // A script's: argv holds numkeys, keys and args, and a resend is EVAL <source> argv.
+  // The words back to back, each ending at its `ends` entry: one buffer to copy into, not
+  // a string per word.
+  std::string bytes;
+  std::vector<std::size_t> ends;
+  // A script's: the words are numkeys, keys and args, and a resend is EVAL <source> words.
   const scripts::Script* script = nullptr;
-  std::string key;
-  bool keyed = false;
+  bool keyed = false;  // then word 1 is the key (a script's first key after numkeys)
   Clock::time_point deadline;
   ReplyCallback done;
   bool redirected = false;
   Shard* sent_to = nullptr;  // whose answer is awaited: it names the shard in details
 
   void add(std::string_view word) {
-    if (words == argv.size()) argv.emplace_back();
-    argv[words++].assign(word);
+    bytes.append(word);
+    ends.push_back(bytes.size());
   }
+  std::string_view word(std::size_t index) const noexcept {
+    const std::size_t begin = index == 0 ? 0 : ends[index - 1];
+    return std::string_view(bytes).substr(begin, ends[index] - begin);
+  }
+  std::string_view key() const noexcept { return word(1); }
 };
 
 // A timer of the router's: the deadlines of the commands waiting for the first slot map,
@@ -171,11 +178,25 @@ void ClusterRouter::tell(Shard& shard, ShardEvent event) {
   if (options_.on_shard && !closed_) options_.on_shard(*shard.connection, shard.address, event);
 }
 
-ClusterRouter::Shard& ClusterRouter::route(std::string_view key, bool keyed) {
+ClusterRouter::Shard& ClusterRouter::route(std::string_view key, bool keyed,
+                                           SharedCommand* shared) {
   if (!keyed || !map_known_) return home();
-  const ShardMaster* owner = map_.owner(key_slot(key));
+  std::uint16_t slot = 0;
+  if (shared == nullptr) {
+    slot = key_slot(key);
+  } else {
+    if (shared->slot < 0) shared->slot = key_slot(key);
+    slot = static_cast<std::uint16_t>(shared->slot);
+  }
+  const ShardMaster* owner = map_.owner(slot);
   if (owner == nullptr) return home();
-  return master_shard(*owner);
+  const auto index = static_cast<std::size_t>(owner - map_.masters().data());
+  if (owner_shards_.size() < map_.masters().size()) {
+    owner_shards_.resize(map_.masters().size(), nullptr);
+  }
+  Shard*& cached = owner_shards_[index];
+  if (cached == nullptr) cached = &master_shard(*owner);
+  return *cached;
 }
 
 void ClusterRouter::submit_command(std::span<const std::string_view> argv,
@@ -185,11 +206,10 @@ void ClusterRouter::submit_command(std::span<const std::string_view> argv,
   Request* request = take_request();
   for (const std::string_view word : argv) request->add(word);
   request->keyed = argv.size() > 1 && has_key(argv[0]);
-  if (request->keyed) request->key.assign(argv[1]);
   request->deadline = Clock::now() + timeout;
   request->done = std::move(callback);
   if (request->keyed && first_map_pending_) return wait_for_map(request);
-  Shard& target = route(request->key, request->keyed);
+  Shard& target = route(request->key(), request->keyed, shared);
   request->sent_to = &target;
   target.connection->command(
       argv, timeout, [this, request](const ReplyView& view) { on_reply(request, view); }, shared);
@@ -209,11 +229,10 @@ void ClusterRouter::submit_eval(const scripts::Script& script,
   for (const std::string_view key : keys) request->add(key);
   for (const std::string_view arg : args) request->add(arg);
   request->keyed = !keys.empty();
-  if (request->keyed) request->key.assign(keys.front());
   request->deadline = Clock::now() + timeout;
   request->done = std::move(callback);
   if (request->keyed && first_map_pending_) return wait_for_map(request);
-  Shard& target = route(request->key, request->keyed);
+  Shard& target = route(request->key(), request->keyed, shared);
   request->sent_to = &target;
   target.connection->eval(
       script, keys, args, timeout,
@@ -230,7 +249,8 @@ ClusterRouter::Request* ClusterRouter::take_request() {
 void ClusterRouter::answer(Request* request, const ReplyView& view) {
   ReplyCallback done = std::move(request->done);
   request->done = nullptr;
-  request->words = 0;
+  request->bytes.clear();
+  request->ends.clear();
   request->script = nullptr;
   request->redirected = false;
   request->sent_to = nullptr;
@@ -269,6 +289,7 @@ void ClusterRouter::follow(Request* request, const Redirect& redirect,
   }
   if (redirect.kind == Redirect::Kind::moved) {
     map_.move(redirect.slot, ShardMaster{host, redirect.port, 0, {}});
+    owner_shards_.clear();
     map_known_ = true;
     refresh_map();
   }
@@ -285,13 +306,12 @@ void ClusterRouter::resend(Request* request, Shard& target, bool asking, const s
     return answer(request, ReplyView{make_error_code(errc::timeout), late, nullptr});
   }
   std::vector<std::string_view> argv;
-  argv.reserve(request->words + 2);
+  argv.reserve(request->ends.size() + 2);
   if (request->script != nullptr) {
     argv.emplace_back("EVAL");
     argv.push_back(request->script->source);
   }
-  argv.insert(argv.end(), request->argv.begin(),
-              request->argv.begin() + static_cast<std::ptrdiff_t>(request->words));
+  for (std::size_t i = 0; i < request->ends.size(); ++i) argv.push_back(request->word(i));
   if (asking) {
     const std::array<std::string_view, 1> asking_command{"ASKING"};
     target.connection->command(asking_command, left, [](const ReplyView&) {});
@@ -354,7 +374,7 @@ void ClusterRouter::flush_waiting() {
   if (timer_ != nullptr) uv_timer_stop(&timer_->handle);
   auto waiting = std::exchange(waiting_, {});
   for (Request* request : waiting) {
-    resend(request, route(request->key, true), false,
+    resend(request, route(request->key(), true, nullptr), false,
            where_ + ": no time left after the slot map came");
   }
 }
@@ -409,6 +429,7 @@ void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shard
   // its MOVED corrects them, and the next redirection, failure or reconnect asks again.
   if (!map) return flush_waiting();
   map_ = std::move(*map);
+  owner_shards_.clear();
   map_known_ = true;
   std::string shards;
   for (const auto& master : map_.masters()) {
