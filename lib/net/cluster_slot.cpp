@@ -48,12 +48,15 @@ std::uint16_t key_slot(std::string_view key) noexcept {
   return static_cast<std::uint16_t>(crc16(hashed_part(key)) % cluster_slot_count);
 }
 
+bool has_slot_companion(std::string_view key) noexcept {
+  // "{}" is no tag: an empty key has no companion in its slot. Wrapped in braces, a key
+  // without a tag is its own tag only if no '}' of its own ends it early.
+  return !key.empty() && (hash_tag(key) || key.find('}') == std::string_view::npos);
+}
+
 std::optional<std::string> slot_companion(std::string_view key, std::string_view suffix) {
-  // "{}" is no tag: an empty key has no companion in its slot.
-  if (key.empty()) return std::nullopt;
+  if (!has_slot_companion(key)) return std::nullopt;
   if (hash_tag(key)) return std::string(key).append(suffix);
-  // Wrapped in braces, the key is its own tag only if no '}' of its own ends it early.
-  if (key.find('}') != std::string_view::npos) return std::nullopt;
   std::string name;
   name.reserve(key.size() + suffix.size() + 2);
   return name.append("{").append(key).append("}").append(suffix);

@@ -66,5 +66,14 @@ TEST(ClusterSlotTest, KeysWhoseBracesForbidATagHaveNoCompanion) {
   EXPECT_FALSE(slot_companion("", ":fence"));
 }
 
+TEST(ClusterSlotTest, WhetherAKeyHasACompanionIsToldWithoutNamingIt) {
+  for (const std::string_view key : {"orders:42", "a{b", "{user1000}.following", "foo{{bar}}zap",
+                                     "{a}b}", "a}b", "x{}", "foo{}{bar}", "}", ""}) {
+    EXPECT_EQ(has_slot_companion(key), slot_companion(key, ":fence").has_value()) << key;
+  }
+  EXPECT_TRUE(has_slot_companion("{a}b}"));
+  EXPECT_FALSE(has_slot_companion("a}b"));
+}
+
 }  // namespace
 }  // namespace redlock::net
