@@ -222,14 +222,12 @@ ClusterRouter::Shard& ClusterRouter::route(std::string_view key, bool keyed,
     if (shared->slot < 0) shared->slot = key_slot(key);
     slot = static_cast<std::uint16_t>(shared->slot);
   }
-  const ShardMaster* owner = map_.owner(slot);
-  if (owner == nullptr) return home();
-  const auto index = static_cast<std::size_t>(owner - map_.masters().data());
-  if (owner_shards_.size() < map_.masters().size()) {
-    owner_shards_.resize(map_.masters().size(), nullptr);
-  }
+  const std::int32_t owner = map_.owner_index(slot);
+  if (owner < 0) return home();
+  const auto index = static_cast<std::size_t>(owner);
+  if (owner_shards_.size() <= index) owner_shards_.resize(map_.masters().size(), nullptr);
   Shard*& cached = owner_shards_[index];
-  if (cached == nullptr) cached = &master_shard(*owner);
+  if (cached == nullptr) cached = &master_shard(map_.masters()[index]);
   return *cached;
 }
 
@@ -299,8 +297,9 @@ void ClusterRouter::answer(Request* request, const ReplyView& view) {
 }
 
 void ClusterRouter::on_reply(Request* request, const ReplyView& view) {
-  std::optional<Redirect> redirect;
-  if (!closed_ && view.error == errc::redis_error) redirect = parse_redirect(view.detail);
+  // Most replies are no error at all: answered without looking for a redirection.
+  if (!view.error || closed_ || view.error != errc::redis_error) return answer(request, view);
+  const std::optional<Redirect> redirect = parse_redirect(view.detail);
   if (!redirect) return answer(request, view);
   const std::string address = request->sent_to->address;
   if (!request->redirected && options_.on_redirected) {
