@@ -73,12 +73,21 @@ bool has_slot_companion(std::string_view key) noexcept {
   return !key.empty() && (hash_tag(key) || key.find('}') == std::string_view::npos);
 }
 
-std::optional<std::string> slot_companion(std::string_view key, std::string_view suffix) {
-  if (!has_slot_companion(key)) return std::nullopt;
-  if (hash_tag(key)) return std::string(key).append(suffix);
-  std::string name;
+bool assign_slot_companion(std::string& name, std::string_view key, std::string_view suffix) {
+  if (!has_slot_companion(key)) return false;
   name.reserve(key.size() + suffix.size() + 2);
-  return name.append("{").append(key).append("}").append(suffix);
+  if (hash_tag(key)) {
+    name.assign(key).append(suffix);
+  } else {
+    name.assign("{").append(key).append("}").append(suffix);
+  }
+  return true;
+}
+
+std::optional<std::string> slot_companion(std::string_view key, std::string_view suffix) {
+  std::string name;
+  if (!assign_slot_companion(name, key, suffix)) return std::nullopt;
+  return name;
 }
 
 }  // namespace redlock::net

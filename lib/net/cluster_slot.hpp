@@ -36,4 +36,8 @@ std::optional<std::string> slot_companion(std::string_view key, std::string_view
 /// naming it.
 bool has_slot_companion(std::string_view key) noexcept;
 
+/// slot_companion() written into `name`, reusing its storage; false, `name` unchanged,
+/// where slot_companion() gives nullopt.
+bool assign_slot_companion(std::string& name, std::string_view key, std::string_view suffix);
+
 }  // namespace redlock::net

@@ -101,5 +101,15 @@ TEST(ClusterSlotTest, WhetherAKeyHasACompanionIsToldWithoutNamingIt) {
   EXPECT_FALSE(has_slot_companion("a}b"));
 }
 
+TEST(ClusterSlotTest, ACompanionWrittenInPlaceReplacesWhatTheStringHeld) {
+  std::string name = "a longer name held before, beyond the small-string size";
+  ASSERT_TRUE(assign_slot_companion(name, "orders:42", ":released"));
+  EXPECT_EQ(name, "{orders:42}:released");
+  ASSERT_TRUE(assign_slot_companion(name, "{user1000}.following", ":released"));
+  EXPECT_EQ(name, "{user1000}.following:released");
+  EXPECT_FALSE(assign_slot_companion(name, "a}b", ":released"));
+  EXPECT_EQ(name, "{user1000}.following:released");
+}
+
 }  // namespace
 }  // namespace redlock::net

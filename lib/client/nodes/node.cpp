@@ -96,8 +96,8 @@ class RedisNode final : public Node {
   bool routes_by_slot() const noexcept override { return cluster_; }
 
   // A cluster member's release channel, in the key's slot (as fence_key()); valid until
-  // the next call on this thread. The last one named is kept: a round releases one key on
-  // every member, and naming it allocates.
+  // the next call on this thread. The last one named is kept, in storage reused: a round
+  // releases one key on every member.
   static std::string_view released_channel(std::string_view key) {
     thread_local struct {
       bool named = false;
@@ -105,8 +105,9 @@ class RedisNode final : public Node {
       std::string channel;
     } last;
     if (!last.named || last.key != key) {
-      last.channel = net::slot_companion(key, scripts::released_suffix)
-                         .value_or(std::string(key) + scripts::released_suffix);
+      if (!net::assign_slot_companion(last.channel, key, scripts::released_suffix)) {
+        last.channel.assign(key).append(scripts::released_suffix);
+      }
       last.key.assign(key);
       last.named = true;
     }
