@@ -143,8 +143,8 @@ std::optional<SlotMap> SlotMap::empty_for(const redisReply* reply, std::string_v
 }
 
 const ShardMaster* SlotMap::owner(std::uint16_t slot) const noexcept {
-  if (slot >= owners_.size() || owners_[slot] < 0) return nullptr;
-  return &masters_[static_cast<std::size_t>(owners_[slot])];
+  const std::int32_t index = owner_index(slot);
+  return index < 0 ? nullptr : &masters_[static_cast<std::size_t>(index)];
 }
 
 std::vector<ShardMaster> SlotMap::owners() const {

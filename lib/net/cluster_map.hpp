@@ -43,6 +43,11 @@ class SlotMap {
   /// The master that owns `slot` (< cluster_slot_count), or nullptr when no shard serves
   /// it (a cluster still being formed, or slots lost with their shard).
   const ShardMaster* owner(std::uint16_t slot) const noexcept;
+  /// The same as an index into masters(), -1 for none: for a router that keeps something
+  /// per master.
+  std::int32_t owner_index(std::uint16_t slot) const noexcept {
+    return slot < owners_.size() ? owners_[slot] : -1;
+  }
   /// Every master, slot-less ones included, in the order the reply named them.
   const std::vector<ShardMaster>& masters() const noexcept { return masters_; }
   /// The masters that own at least one slot, in masters()' order: the servers that hold

@@ -89,7 +89,9 @@ class ClusterRouter final : public Connection {
 
   Shard& shard(const std::string& host, std::uint16_t port);
   Shard& home() { return *shards_.front(); }
-  Shard& route(std::string_view key, bool keyed);
+  // The shard of `key`'s slot; the slot is kept in `shared` (when given) for the other
+  // members of the round.
+  Shard& route(std::string_view key, bool keyed, SharedCommand* shared);
   Shard& master_shard(const ShardMaster& master);
   // ConnectionOptions::on_shard.
   void tell(Shard& shard, ShardEvent event);
@@ -121,6 +123,9 @@ class ClusterRouter final : public Connection {
   ConnectionOptions options_;
   std::string where_;
   SlotMap map_;
+  // By index into map_.masters(): the master's shard once a command was routed to it, so
+  // that routing a command compares no addresses. Cleared whenever map_ changes.
+  std::vector<Shard*> owner_shards_;
   bool map_known_ = false;
   bool first_map_pending_ = true;
   bool first_map_read_ = false;  // shards made after it are ShardEvent::appeared

@@ -32,4 +32,12 @@ std::uint16_t key_slot(std::string_view key) noexcept;
 /// tag, "a}b" or "x{}"), and the empty key.
 std::optional<std::string> slot_companion(std::string_view key, std::string_view suffix);
 
+/// Whether slot_companion(key, ...) names a key (the same for every suffix), without
+/// naming it.
+bool has_slot_companion(std::string_view key) noexcept;
+
+/// slot_companion() written into `name`, reusing its storage; false, `name` unchanged,
+/// where slot_companion() gives nullopt.
+bool assign_slot_companion(std::string& name, std::string_view key, std::string_view suffix);
+
 }  // namespace redlock::net

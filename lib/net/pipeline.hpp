@@ -70,8 +70,14 @@ struct Completion {
 struct SharedCommand {
   std::string bytes;          ///< empty until a pipeline encoded the command
   std::size_t eval_tail = 0;  ///< an EVALSHA's: where "numkeys key... arg..." starts
+  /// The key's cluster slot, once a cluster's router computed it (net/cluster_router.hpp);
+  /// -1 before. The same key for every member of a round: hashed once, not per member.
+  std::int32_t slot = -1;
 
-  void clear() noexcept { bytes.clear(); }
+  void clear() noexcept {
+    bytes.clear();
+    slot = -1;
+  }
 };
 
 /// Frees a reply read by Pipeline::read(), into the pipeline's cache of reply objects.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "net/connection.hpp"
+#include "net/pipeline.hpp"
 #include "scripts/lock_scripts.hpp"
 #include "support/connection_harness.hpp"
 #include "support/fake_resp_server.hpp"
@@ -126,6 +127,48 @@ TEST(ClusterRouter, AskingDirectlyPrecedesTheRedirectedScriptSentAsEval) {
   EXPECT_EQ(importing.received()[1].at(0), "EVAL");
   EXPECT_EQ(importing.received()[1].at(2), "1");
   EXPECT_EQ(importing.received()[1].at(3), "k");
+  cluster.reset();
+}
+
+TEST(ClusterRouter, ARoundsRedirectedCommandIsSentAgainWordForWord) {
+  TestLoop loop;
+  std::uint16_t new_port = 0;
+  FakeNode old_owner(loop.get(), without_map([&] {
+                       return "-MOVED 7 127.0.0.1:" + std::to_string(new_port) + "\r\n";
+                     }));
+  FakeNode new_owner(loop.get(), without_map([] { return std::string(":1\r\n"); }));
+  new_port = new_owner.port();
+  auto cluster = test::open(loop.get(), "redis-cluster://" + old_owner.address());
+  // Words a copy could cut or merge: a NUL byte, an empty word, a CRLF inside one.
+  const std::string binary("a\0b", 3);
+  const std::vector<std::string_view> argv{"SET", "k", binary, "", "x\r\ny", "PX", "1000"};
+  // Passed as a lock round passes it: the first pipeline to send it encodes it there.
+  SharedCommand shared;
+  Outcome set;
+  cluster->command(argv, 2s, test::record(set), &shared);
+  ASSERT_TRUE(loop.run_until([&] { return set.done(); }));
+  EXPECT_TRUE(set.ok()) << set.detail;
+  ASSERT_FALSE(new_owner.received().empty());
+  EXPECT_EQ(new_owner.received().back(), std::vector<std::string>(argv.begin(), argv.end()));
+  // A script's first use on a connection is EVAL; the second is the EVALSHA a round shares.
+  const std::vector<std::string_view> keys{"k"};
+  const std::vector<std::string_view> args{binary, "", "x\r\ny"};
+  const std::vector<std::string> resent{
+      "EVAL", std::string(scripts::extend().source), "1", "k", binary, "", "x\r\ny"};
+  for (int use = 1; use <= 2; ++use) {
+    shared.clear();
+    Outcome outcome;
+    cluster->eval(scripts::extend(), keys, args, 2s, test::record(outcome), &shared);
+    ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+    EXPECT_TRUE(outcome.ok()) << outcome.detail;
+    // What the old owner was sent last, the map's requests (after each MOVED) aside.
+    std::string sent;
+    for (const auto& command : old_owner.received()) {
+      if (command.at(0) != "CLUSTER") sent = command.at(0);
+    }
+    EXPECT_EQ(sent, use == 1 ? "EVAL" : "EVALSHA");
+    EXPECT_EQ(new_owner.received().back(), resent) << "use " << use;
+  }
   cluster.reset();
 }
 

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace redlock::net {
 namespace {
@@ -17,11 +19,35 @@ TEST(ClusterSlotTest, Crc16IsXmodemAsTheSpecificationGivesIt) {
   EXPECT_EQ(crc16("\xff"), 0x1EF0);
 }
 
+TEST(ClusterSlotTest, Crc16OfEveryLengthMatchesTheBitwiseDefinition) {
+  // Bytes are taken two at a time, and an odd one last: each length, both parities, and
+  // bytes above 0x7f, against the polynomial applied bit by bit.
+  const auto bitwise = [](std::string_view bytes) {
+    std::uint16_t crc = 0;
+    for (const char c : bytes) {
+      crc = static_cast<std::uint16_t>(crc ^ (static_cast<std::uint8_t>(c) << 8));
+      for (int bit = 0; bit < 8; ++bit) {
+        crc = static_cast<std::uint16_t>((crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1);
+      }
+    }
+    return crc;
+  };
+  std::string bytes;
+  for (int length = 0; length <= 40; ++length) {
+    EXPECT_EQ(crc16(bytes), bitwise(bytes)) << "length " << length;
+    bytes.push_back(static_cast<char>(length * 37 + 200));
+  }
+}
+
 TEST(ClusterSlotTest, SlotsMatchWhatRedisAnswersToClusterKeyslot) {
   // Values from CLUSTER KEYSLOT of redis-server 7.0.
   EXPECT_EQ(key_slot("foo"), 12182);
   EXPECT_EQ(key_slot("bar"), 5061);
   EXPECT_EQ(key_slot("123456789"), 0x31C3 % 16384);
+  EXPECT_EQ(key_slot("ab"), 13567);
+  EXPECT_EQ(key_slot("user1000"), 3443);
+  EXPECT_EQ(key_slot("lock:orders:42"), 316);
+  EXPECT_EQ(key_slot("\xff\xfe\x80\x01"), 14409);
 }
 
 TEST(ClusterSlotTest, HashTagsFollowTheSpecification) {
@@ -64,6 +90,25 @@ TEST(ClusterSlotTest, KeysWhoseBracesForbidATagHaveNoCompanion) {
   EXPECT_FALSE(slot_companion("x{}", ":fence"));
   EXPECT_FALSE(slot_companion("foo{}{bar}", ":fence"));
   EXPECT_FALSE(slot_companion("", ":fence"));
+}
+
+TEST(ClusterSlotTest, WhetherAKeyHasACompanionIsToldWithoutNamingIt) {
+  for (const std::string_view key : {"orders:42", "a{b", "{user1000}.following", "foo{{bar}}zap",
+                                     "{a}b}", "a}b", "x{}", "foo{}{bar}", "}", ""}) {
+    EXPECT_EQ(has_slot_companion(key), slot_companion(key, ":fence").has_value()) << key;
+  }
+  EXPECT_TRUE(has_slot_companion("{a}b}"));
+  EXPECT_FALSE(has_slot_companion("a}b"));
+}
+
+TEST(ClusterSlotTest, ACompanionWrittenInPlaceReplacesWhatTheStringHeld) {
+  std::string name = "a longer name held before, beyond the small-string size";
+  ASSERT_TRUE(assign_slot_companion(name, "orders:42", ":released"));
+  EXPECT_EQ(name, "{orders:42}:released");
+  ASSERT_TRUE(assign_slot_companion(name, "{user1000}.following", ":released"));
+  EXPECT_EQ(name, "{user1000}.following:released");
+  EXPECT_FALSE(assign_slot_companion(name, "a}b", ":released"));
+  EXPECT_EQ(name, "{user1000}.following:released");
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 #include "core/validation.hpp"
 #include "net/cluster_slot.hpp"
 #include "net/endpoint.hpp"
-#include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
 
@@ -116,7 +115,7 @@ Engine::Engine(Options options, std::vector<std::string> node_names, int quorum,
 
 std::optional<std::string> Engine::check_lock_key(std::string_view key) const {
   if (auto problem = core::check_key(key, options_.max_key_bytes)) return problem;
-  if (cluster_members_.empty() || net::slot_companion(key, scripts::fence_suffix)) {
+  if (cluster_members_.empty() || net::has_slot_companion(key)) {
     return std::nullopt;
   }
   return "key " + quote_key(key) + " cannot be placed on cluster member " +

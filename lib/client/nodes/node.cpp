@@ -95,10 +95,23 @@ class RedisNode final : public Node {
 
   bool routes_by_slot() const noexcept override { return cluster_; }
 
-  // A cluster member's release channel, in the key's slot (as fence_key()).
-  static std::string released_channel(std::string_view key) {
-    return net::slot_companion(key, scripts::released_suffix)
-        .value_or(std::string(key) + scripts::released_suffix);
+  // A cluster member's release channel, in the key's slot (as fence_key()); valid until
+  // the next call on this thread. The last one named is kept, in storage reused: a round
+  // releases one key on every member.
+  static std::string_view released_channel(std::string_view key) {
+    thread_local struct {
+      bool named = false;
+      std::string key;
+      std::string channel;
+    } last;
+    if (!last.named || last.key != key) {
+      if (!net::assign_slot_companion(last.channel, key, scripts::released_suffix)) {
+        last.channel.assign(key).append(scripts::released_suffix);
+      }
+      last.key.assign(key);
+      last.named = true;
+    }
+    return last.channel;
   }
 
   void watch_start(MemberStart::Rules rules) override {
@@ -157,7 +170,7 @@ class RedisNode final : public Node {
     const bool announced = announce == Announce::yes;
     if (announced && cluster_) {
       // Announced on the key's shard alone (scripts::shard_release): the channel in its slot.
-      const std::string channel = released_channel(key);
+      const std::string_view channel = released_channel(key);
       const std::array<std::string_view, 2> shard_args{value, channel};
       return connection_->eval(
           scripts::shard_release(), keys, shard_args, timeout,
