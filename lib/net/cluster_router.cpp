@@ -175,9 +175,9 @@ ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uin
     if (observed) observed();
   };
   // A shard that fails may be failing over: the map names its replacement once the
-  // cluster promoted it. The seeds are asked in turn, so the first one's failure is a
-  // reason too. Asked from a timer: the hook may not send commands (the failing
-  // connection may be the seed asked).
+  // cluster promoted it. A seed's failure is a reason too: the map it would have given may
+  // be the one missing. Asked from a timer: the hook may not send commands (the failing
+  // connection may be a seed asked).
   options.on_failed = [this, observed = std::move(options.on_failed)](std::error_code error,
                                                                       std::string_view detail) {
     if (observed) observed(error, detail);
@@ -420,17 +420,27 @@ void ClusterRouter::flush_waiting() {
 void ClusterRouter::refresh_map() {
   if (refreshing_ || closed_) return;
   refreshing_ = true;
-  ask_for_map(0, true);
+  const std::uint64_t round = ++map_round_;
+  const auto& seeds = options_.endpoint.cluster_seeds;
+  seeds_unanswered_ = seeds.size();
+  map_source_.clear();
+  for (const auto& seed : seeds) {
+    if (!map_source_.empty()) map_source_ += ", ";
+    map_source_ += describe_address(seed.host, seed.port);
+  }
+  for (std::size_t seed = 0; seed < seeds.size(); ++seed) ask_for_map(seed, true, round);
 }
 
-void ClusterRouter::ask_for_map(std::size_t seed, bool shards_command) {
+void ClusterRouter::ask_for_map(std::size_t seed, bool shards_command, std::uint64_t round) {
   const auto& address = options_.endpoint.cluster_seeds[seed];
   const std::array<std::string_view, 2> command{"CLUSTER", shards_command ? "SHARDS" : "SLOTS"};
-  Connection& source = subscriber_ ? map_link(seed) : *shard(address.host, address.port).connection;
-  map_source_ = describe_address(address.host, address.port);
+  // The home connection asks for the first seed; any other seed is asked on a link of its
+  // own, so that a seed which is a replica is not met as a shard before it is a master.
+  Connection& source =
+      subscriber_ || seed > 0 ? map_link(seed) : *shard(address.host, address.port).connection;
   source.command(command, options_.connect_timeout,
-                 [this, seed, shards_command](const ReplyView& view) {
-                   read_map(view, seed, shards_command);
+                 [this, seed, shards_command, round](const ReplyView& view) {
+                   read_map(view, seed, shards_command, round);
                  });
 }
 
@@ -447,23 +457,21 @@ Connection& ClusterRouter::map_link(std::size_t seed) {
   return *map_links_[seed];
 }
 
-void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shards_command) {
-  if (closed_) return;
+void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shards_command,
+                             std::uint64_t round) {
+  // A round another seed's map already ended, or one a later refresh replaced.
+  if (closed_ || !refreshing_ || round != map_round_) return;
   // Before Redis 7.0: CLUSTER SLOTS says the same for a client that only routes.
-  if (shards_command && view.error == errc::redis_error) return ask_for_map(seed, false);
-  // A seed that cannot be reached: the next one is asked at once.
-  if (view.error && view.error != errc::redis_error &&
-      seed + 1 < options_.endpoint.cluster_seeds.size()) {
-    return ask_for_map(seed + 1, true);
-  }
-  refreshing_ = false;
+  if (shards_command && view.error == errc::redis_error) return ask_for_map(seed, false, round);
   std::string problem;
   std::optional<SlotMap> map;
   if (!view.error) {
     map = shards_command ? SlotMap::from_shards(view.reply, problem)
                          : SlotMap::from_slots(view.reply, problem);
   }
-  // Without a map (no seed answered, or one answered nonsense), waiting commands go home:
+  if (!map && --seeds_unanswered_ > 0) return;  // another seed may still answer
+  refreshing_ = false;
+  // Without a map (no seed answered, or each answered nonsense), waiting commands go home:
   // its MOVED corrects them, and the next redirection, failure or reconnect asks again.
   if (!map) return flush_waiting();
   map_ = std::move(*map);

@@ -5,8 +5,9 @@
 // that carries them out. Created by Connection::create for a cluster endpoint; users see
 // only the Connection interface, whose contract it keeps (net/connection.hpp).
 //
-// The slot map is asked of the seeds in the URL's order, the next one at once when one
-// cannot be reached.
+// The slot map is asked of every seed at once and the first map read is taken, so a seed
+// that is down, or accepts connections and never answers (a paused server, a host gone
+// without a reset), costs nothing while another answers.
 //
 // Routing: a command's key is its second word (SET, GET, PTTL, TYPE, ...; SSUBSCRIBE's and
 // SUNSUBSCRIBE's is their shard channel), an EVALSHA's its first key. Commands without a
@@ -110,12 +111,14 @@ class ClusterRouter final : public Connection {
   void on_reply(Request* request, const ReplyView& view);
   void follow(Request* request, const Redirect& redirect, const std::string& answered_by);
   void refresh_map();
-  void ask_for_map(std::size_t seed, bool shards_command);
-  void read_map(const ReplyView& view, std::size_t seed, bool shards_command);
+  void ask_for_map(std::size_t seed, bool shards_command, std::uint64_t round);
+  // An answer of round `round` (refresh_map's count): the first map read ends the round.
+  void read_map(const ReplyView& view, std::size_t seed, bool shards_command, std::uint64_t round);
   // One server of the cluster, with the member's credentials and TLS.
   Endpoint server_endpoint(const std::string& host, std::uint16_t port) const;
   ConnectionOptions shard_options(const std::string& host, std::uint16_t port, bool home);
-  // A subscriber's connection to seed `seed` for the slot map alone, made when first asked.
+  // A connection to seed `seed` for the slot map alone, made when first asked: a
+  // subscriber's for every seed, any router's for the seeds after the first.
   Connection& map_link(std::size_t seed);
   void answer_closed(ReplyCallback callback);
 
@@ -138,11 +141,13 @@ class ClusterRouter final : public Connection {
   RouterTimer* timer_ = nullptr;          // their deadlines; closed in shutdown
   RouterTimer* refresh_timer_ = nullptr;  // refresh_soon(); closed in shutdown
   bool refreshing_ = false;
-  std::string map_source_;  // the seed asked for the slot map last
+  std::uint64_t map_round_ = 0;       // refresh_map() calls; older answers are ignored
+  std::size_t seeds_unanswered_ = 0;  // of this round, that read no map yet
+  std::string map_source_;            // the seeds asked for the slot map last
   bool closed_ = false;
   mutable ConnectionStats stats_;
   bool subscriber_ = false;
-  std::vector<ConnectionPtr> map_links_;         // a subscriber's, by seed (map_link)
+  std::vector<ConnectionPtr> map_links_;         // by seed (map_link)
   std::vector<std::unique_ptr<Shard>> shards_;   // [0]: home, the first seed
   std::vector<std::unique_ptr<Request>> spare_;  // requests answered, for reuse
 };

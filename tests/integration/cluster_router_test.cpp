@@ -194,6 +194,36 @@ TEST(ClusterRouter, CommandsWaitingForTheSlotMapKeepTheirDeadlines) {
   cluster.reset();
 }
 
+// A seed that accepts connections and never answers (a paused server, a host gone without
+// a reset) must not hold the member's first slot map while another seed answers: the seeds
+// are asked at once and the first map is taken.
+TEST(ClusterRouter, ASilentFirstSeedDoesNotHoldTheSlotMap) {
+  TestLoop loop;
+  FakeNode silent(loop.get(), [](const std::vector<std::string>&) { return std::string(); });
+  std::uint16_t live_port = 0;
+  FakeNode live(loop.get(), [&](const std::vector<std::string>& argv) -> std::string {
+    if (argv.at(0) == "CLUSTER" && argv.at(1) == "SHARDS") return "-ERR unknown subcommand\r\n";
+    if (argv.at(0) == "CLUSTER") {
+      return "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:" + std::to_string(live_port) +
+             "\r\n";
+    }
+    return "$5\r\nvalue\r\n";
+  });
+  live_port = live.port();
+  auto cluster =
+      test::open(loop.get(), "redis-cluster://" + silent.address() + "," + live.address(),
+                 [](ConnectionOptions& options) { options.connect_timeout = 5s; });
+  Outcome outcome;
+  test::send(*cluster, {"GET", "k"}, 1s, test::record(outcome));
+  ASSERT_TRUE(loop.run_until([&] { return outcome.done(); }));
+  EXPECT_EQ(outcome.calls, 1);
+  EXPECT_FALSE(outcome.error) << outcome.detail;
+  EXPECT_EQ(outcome.str, "value");
+  ASSERT_FALSE(live.received().empty());
+  EXPECT_EQ(live.received().back(), (std::vector<std::string>{"GET", "k"}));
+  cluster.reset();
+}
+
 TEST(ClusterRouter, CommandsWaitingForTheSlotMapAreCancelledByClose) {
   TestLoop loop;
   FakeNode silent(loop.get(), [](const std::vector<std::string>&) { return std::string(); });
