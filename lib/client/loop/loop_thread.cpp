@@ -65,6 +65,12 @@ struct LoopThread::Shared {
   // wait, the background thread runs the loop as a plain loop thread.
   LoopThread::Waiter* first = nullptr;
   LoopThread::Waiter* last = nullptr;
+  // Application calls that came due while a caller led (defer_to_background), for the
+  // background thread to run first when it takes the loop.
+  std::vector<LoopThread::ApplicationCall> deferred;
+  // Set by the leading caller that deferred a call (read on its own thread only): it
+  // stops leading at the end of the loop's turn.
+  bool yield_requested = false;
 #endif
 };
 
@@ -202,6 +208,8 @@ void LoopThread::wait_finished() {
 
 #if REDLOCK_SYNC_LEADER
 
+thread_local LoopThread::Shared* LoopThread::leading_caller_of_ = nullptr;
+
 LoopThread::Waiter::Waiter() {
   ::sem_init(&woken_, 0, 0);
 }
@@ -285,7 +293,9 @@ void LoopThread::run_background(Shared& shared) {
     if (!std::exchange(shared.deadline_handed_over, false)) {
       shared.holder = Shared::Holder::background;
       shared.loop_thread_id = std::this_thread::get_id();
+      auto deferred = std::exchange(shared.deferred, {});
       lock.unlock();
+      for (auto& call : deferred) call();
       // What is ready now, without blocking: the blocking wait happens outside the loop,
       // where a caller can take the loop over without waking this thread.
       bool alive = uv_run(loop, UV_RUN_NOWAIT) != 0;
@@ -343,13 +353,24 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
     shared->holder = Shared::Holder::caller;
     shared->unattended = false;
     lock.unlock();
-    shared->loop_thread_id = std::this_thread::get_id();
-    // Tasks posted before this call run before it, as they would through post().
-    drain(&shared->wakeup);
-    start();
-    if (!run_until_done(*shared, waiter)) return false;
-    release(*shared);
-    return true;
+    // noexcept: an exception thrown in the loop ends the process, as on the loop thread,
+    // rather than leave the loop held by a caller that is gone.
+    return [&]() noexcept {
+      shared->loop_thread_id = std::this_thread::get_id();
+      leading_caller_of_ = shared.get();
+      // Tasks posted before this call run before it, as they would through post().
+      drain(&shared->wakeup);
+      start();
+      const bool answered = run_until_done(*shared, waiter);
+      const bool yielded = answered && shared->yield_requested;
+      // Still marked while it settles the loop: that may run callbacks too (and defer them).
+      if (answered && !yielded) release(*shared);
+      leading_caller_of_ = nullptr;
+      shared->yield_requested = false;
+      if (!answered) return false;
+      if (yielded) follow_after_yield(*shared, waiter);
+      return true;
+    }();
   }
   // Someone leads: follow. Queued before the start is posted, so that a follower takes
   // the leadership mutex once (the leader takes it for every answer).
@@ -385,7 +406,7 @@ void LoopThread::call_background(Shared& shared) {
 
 bool LoopThread::run_until_done(Shared& shared, Waiter& waiter) {
   // `done_` is written on this thread only while it leads (finish() runs in the loop).
-  while (!waiter.done_) {
+  while (!waiter.done_ && !shared.yield_requested) {
     if (uv_run(shared.own_loop.get(), UV_RUN_ONCE) == 0 && !waiter.done_) {
       // Every handle closed without an answer: nothing will ever answer.
       std::lock_guard lock(shared.lead_mutex);
@@ -402,6 +423,32 @@ bool LoopThread::run_until_done(Shared& shared, Waiter& waiter) {
   return true;
 }
 
+void LoopThread::follow_after_yield(Shared& shared, Waiter& waiter) {
+  // Nothing is read from the loop here: the background thread takes it as it is and runs
+  // the deferred calls first.
+  std::unique_lock lock(shared.lead_mutex);
+  shared.loop_thread_id = std::thread::id();
+  shared.holder = Shared::Holder::none;
+  const bool answered = waiter.done_.load(std::memory_order_relaxed);
+  if (!answered) {
+    waiter.queued_ = true;
+    waiter.previous_ = shared.last;
+    (shared.last ? shared.last->next_ : shared.first) = &waiter;
+    shared.last = &waiter;
+  }
+  if (shared.background_parked) {
+    shared.background_called = true;
+    shared.lead_free.notify_one();
+  } else {
+    (void)::eventfd_write(shared.kick, 1);
+  }
+  lock.unlock();
+  if (answered) return;
+  do {
+    wait_for(waiter.woken_);
+  } while (!waiter.done_.load(std::memory_order_acquire));
+}
+
 void LoopThread::release(Shared& shared) {
   // Read while this thread still leads: the loop's next deadline, and whether it has
   // anything left to watch (the shutdown may have closed its last handle here).
@@ -410,8 +457,9 @@ void LoopThread::release(Shared& shared) {
   std::unique_lock lock(shared.lead_mutex);
   shared.loop_thread_id = std::thread::id();
   shared.holder = Shared::Holder::none;
-  if (shared.first != nullptr) {
-    // Followers wait: the background thread serves them (or a caller that comes first).
+  if (shared.first != nullptr || !shared.deferred.empty()) {
+    // Followers wait, or application calls: the background thread serves them (followers
+    // may also be served by a caller that comes first).
     if (shared.background_parked) {
       shared.background_called = true;
       shared.lead_free.notify_one();
@@ -456,6 +504,20 @@ void LoopThread::release(Shared& shared) {
     shared.background_deadline = deadline;
     (void)::eventfd_write(shared.kick, 1);
   }
+}
+
+bool LoopThread::caller_leads() noexcept {
+  return leading_caller_of_ != nullptr;
+}
+
+void LoopThread::defer_to_background(ApplicationCall call) {
+  Shared& shared = *leading_caller_of_;
+  {
+    std::lock_guard lock(shared.lead_mutex);
+    shared.deferred.push_back(std::move(call));
+  }
+  shared.yield_requested = true;
+  uv_stop(shared.own_loop.get());
 }
 
 void LoopThread::finish(Waiter& waiter) {
