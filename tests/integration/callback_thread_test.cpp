@@ -171,12 +171,11 @@ TEST_F(CallbackThreadTest, OnLostRunsOnTheLoopThread) {
   std::promise<void> lost;
   std::atomic<bool> reported{false};
   client->status_async("thread:status", [&](auto) { callbacks.record(); });
-  auto lock = client->lock("thread:lost", {.ttl = 600ms,
-                                           .auto_extend = true,
-                                           .on_lost = [&](const Error&) {
-                                             callbacks.record();
-                                             if (!reported.exchange(true)) lost.set_value();
-                                           }});
+  auto lock =
+      client->lock("thread:lost", {.ttl = 600ms, .auto_extend = true, .on_lost = [&](const Error&) {
+                                     callbacks.record();
+                                     if (!reported.exchange(true)) lost.set_value();
+                                   }});
   ASSERT_TRUE(lock) << lock.error().message();
   SyncCallers callers(*client, 2, "thread:lost-sync:");
   for (std::size_t i = 0; i < cluster().size(); ++i) {
