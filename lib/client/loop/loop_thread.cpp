@@ -68,8 +68,8 @@ struct LoopThread::Shared {
   // Application calls that came due while a caller led (defer_to_background), for the
   // background thread to run first when it takes the loop.
   std::vector<LoopThread::ApplicationCall> deferred;
-  // Set by the leading caller that deferred a call (read on its own thread only): it
-  // stops leading at the end of the loop's turn.
+  // Set by the leading caller that deferred a call: it stops leading at the end of the
+  // loop's turn. Touched by the leading caller alone, reset as it gives the loop up.
   bool yield_requested = false;
 #endif
 };
@@ -366,7 +366,6 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
       // Still marked while it settles the loop: that may run callbacks too (and defer them).
       if (answered && !yielded) release(*shared);
       leading_caller_of_ = nullptr;
-      shared->yield_requested = false;
       if (!answered) return false;
       if (yielded) follow_after_yield(*shared, waiter);
       return true;
@@ -410,8 +409,7 @@ bool LoopThread::run_until_done(Shared& shared, Waiter& waiter) {
     if (uv_run(shared.own_loop.get(), UV_RUN_ONCE) == 0 && !waiter.done_) {
       // Every handle closed without an answer: nothing will ever answer.
       std::lock_guard lock(shared.lead_mutex);
-      shared.loop_thread_id = std::thread::id();
-      shared.holder = Shared::Holder::none;
+      give_up(shared);
       if (shared.background_parked) {
         shared.lead_free.notify_one();
       } else {
@@ -423,12 +421,18 @@ bool LoopThread::run_until_done(Shared& shared, Waiter& waiter) {
   return true;
 }
 
+void LoopThread::give_up(Shared& shared) {
+  // Everything a leading caller alone touches is reset before the next one may lead.
+  shared.yield_requested = false;
+  shared.loop_thread_id = std::thread::id();
+  shared.holder = Shared::Holder::none;
+}
+
 void LoopThread::follow_after_yield(Shared& shared, Waiter& waiter) {
   // Nothing is read from the loop here: the background thread takes it as it is and runs
   // the deferred calls first.
   std::unique_lock lock(shared.lead_mutex);
-  shared.loop_thread_id = std::thread::id();
-  shared.holder = Shared::Holder::none;
+  give_up(shared);
   const bool answered = waiter.done_.load(std::memory_order_relaxed);
   if (!answered) {
     waiter.queued_ = true;
@@ -455,8 +459,7 @@ void LoopThread::release(Shared& shared) {
   const bool alive = settle(shared.own_loop.get());
   const auto deadline = deadline_after(outside_timeout(shared.own_loop.get()));
   std::unique_lock lock(shared.lead_mutex);
-  shared.loop_thread_id = std::thread::id();
-  shared.holder = Shared::Holder::none;
+  give_up(shared);
   if (shared.first != nullptr || !shared.deferred.empty()) {
     // Followers wait, or application calls: the background thread serves them (followers
     // may also be served by a caller that comes first).

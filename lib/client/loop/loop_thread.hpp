@@ -112,6 +112,8 @@ class LoopThread {
 #if REDLOCK_SYNC_LEADER
   static void run_background(Shared& shared);
   static bool run_until_done(Shared& shared, Waiter& waiter);
+  // A leading caller gives the loop up (lead_mutex held).
+  static void give_up(Shared& shared);
   // The leading caller gives the loop to the background thread before its answer came.
   static void follow_after_yield(Shared& shared, Waiter& waiter);
   // The client whose loop this thread runs inside a synchronous call (null: none).
