@@ -524,6 +524,11 @@ void LoopThread::defer_to_background(ApplicationCall call) {
 }
 
 void LoopThread::finish(Waiter& waiter) {
+  // On a caller that leads, the turn ends here: an answer that came in a phase before the
+  // turn's wait for I/O (a timer: a node's deadline, a retry; a next-turn task) would
+  // otherwise leave the caller waiting in it until the loop's next event, which may
+  // never come. A follower's answer ends the turn too; the leader runs another.
+  if (leading_caller_of_ == shared_.get()) uv_stop(loop_);
   {
     std::lock_guard lock(shared_->lead_mutex);
     waiter.done_.store(true, std::memory_order_release);
