@@ -71,6 +71,8 @@ struct LoopThread::Shared {
   // Set by the leading caller that deferred a call: it stops leading at the end of the
   // loop's turn. Touched by the leading caller alone, reset as it gives the loop up.
   bool yield_requested = false;
+  // The leading caller's own wait (touched by it alone, like yield_requested).
+  LoopThread::Waiter* leading_waiter = nullptr;
 #endif
 };
 
@@ -358,6 +360,7 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
     return [&]() noexcept {
       shared->loop_thread_id = std::this_thread::get_id();
       leading_caller_of_ = shared.get();
+      shared->leading_waiter = &waiter;
       // Tasks posted before this call run before it, as they would through post().
       drain(&shared->wakeup);
       start();
@@ -424,6 +427,7 @@ bool LoopThread::run_until_done(Shared& shared, Waiter& waiter) {
 void LoopThread::give_up(Shared& shared) {
   // Everything a leading caller alone touches is reset before the next one may lead.
   shared.yield_requested = false;
+  shared.leading_waiter = nullptr;
   shared.loop_thread_id = std::thread::id();
   shared.holder = Shared::Holder::none;
 }
@@ -524,11 +528,11 @@ void LoopThread::defer_to_background(ApplicationCall call) {
 }
 
 void LoopThread::finish(Waiter& waiter) {
-  // On a caller that leads, the turn ends here: an answer that came in a phase before the
-  // turn's wait for I/O (a timer: a node's deadline, a retry; a next-turn task) would
+  // The leading caller's own answer ends the loop's turn: one that came in a phase before
+  // the turn's wait for I/O (a timer: a node's deadline, a retry; a next-turn task) would
   // otherwise leave the caller waiting in it until the loop's next event, which may
-  // never come. A follower's answer ends the turn too; the leader runs another.
-  if (leading_caller_of_ == shared_.get()) uv_stop(loop_);
+  // never come.
+  if (leading_caller_of_ == shared_.get() && shared_->leading_waiter == &waiter) uv_stop(loop_);
   {
     std::lock_guard lock(shared_->lead_mutex);
     waiter.done_.store(true, std::memory_order_release);
