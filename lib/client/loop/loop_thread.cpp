@@ -73,6 +73,9 @@ struct LoopThread::Shared {
   bool yield_requested = false;
   // The leading caller's own wait (touched by it alone, like yield_requested).
   LoopThread::Waiter* leading_waiter = nullptr;
+  // When a synchronous call last came (steady_clock ticks; 0: never). Without one for
+  // a while the background thread runs the loop as a plain loop thread.
+  std::atomic<std::chrono::steady_clock::rep> last_sync_call{0};
 #endif
 };
 
@@ -226,6 +229,11 @@ namespace {
 // long enough for a thread that locks and unlocks in a row to come back.
 constexpr std::chrono::microseconds unattended_grace{1000};
 
+// How long after a synchronous call the background thread keeps the loop free for the
+// next one (watching it from outside): far longer than a thread's gap between two calls
+// in a row, short against a client that has gone over to asynchronous calls.
+constexpr std::chrono::milliseconds sync_calls_window{100};
+
 // uv_backend_timeout's answer as a point in time (none: no timer, the poll may wait
 // forever).
 std::optional<std::chrono::steady_clock::time_point> deadline_after(int timeout_ms) {
@@ -304,8 +312,11 @@ void LoopThread::run_background(Shared& shared) {
       lock.lock();
       // While synchronous callers wait, this thread runs the loop as a plain loop thread
       // until they are answered: a caller that comes meanwhile follows (it posts), and
-      // nobody is handed the loop (a wake, and the loop idle until that thread runs).
-      while (alive && shared.first != nullptr) {
+      // nobody is handed the loop (a wake, and the loop idle until that thread runs). So
+      // it does while no synchronous call came lately: the watch from outside costs each
+      // wake a poll() and a turn without waiting, which a client used asynchronously
+      // alone would pay for nothing. The first call after such a time follows.
+      while (alive && (shared.first != nullptr || !sync_calls_lately(shared))) {
         lock.unlock();
         alive = uv_run(loop, UV_RUN_ONCE) != 0;
         lock.lock();
@@ -345,6 +356,8 @@ void LoopThread::run_background(Shared& shared) {
 bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
   // A copy: a callback run while this thread leads may destroy this object.
   const auto shared = shared_;
+  shared->last_sync_call.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                               std::memory_order_relaxed);
   std::unique_lock lock(shared->lead_mutex);
   if (shared->holder == Shared::Holder::gone) return false;
   if (shared->holder == Shared::Holder::none) {
@@ -422,6 +435,14 @@ bool LoopThread::run_until_done(Shared& shared, Waiter& waiter) {
     }
   }
   return true;
+}
+
+bool LoopThread::sync_calls_lately(const Shared& shared) {
+  const auto last = shared.last_sync_call.load(std::memory_order_relaxed);
+  if (last == 0) return false;
+  const auto since = std::chrono::steady_clock::now().time_since_epoch() -
+                     std::chrono::steady_clock::duration(last);
+  return since < sync_calls_window;
 }
 
 void LoopThread::give_up(Shared& shared) {

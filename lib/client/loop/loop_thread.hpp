@@ -112,6 +112,8 @@ class LoopThread {
 #if REDLOCK_SYNC_LEADER
   static void run_background(Shared& shared);
   static bool run_until_done(Shared& shared, Waiter& waiter);
+  // Whether a synchronous call came within the last sync_calls_window.
+  static bool sync_calls_lately(const Shared& shared);
   // A leading caller gives the loop up (lead_mutex held).
   static void give_up(Shared& shared);
   // The leading caller gives the loop to the background thread before its answer came.
