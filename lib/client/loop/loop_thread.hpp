@@ -65,11 +65,13 @@ class LoopThread {
   /// starts its operation and runs the loop on its own thread until its answer came (no
   /// handoff). One that finds a leader follows: it posts its start and sleeps until its
   /// answer (one wake), and while any follower waits the background thread runs the loop
-  /// as a plain loop thread, so nobody is ever handed the loop. When idle, the background
-  /// thread polls the loop's descriptor from outside the loop, so a caller never has to
-  /// wake it to take the loop; and a caller that gives the loop up leaves it unwatched for
-  /// up to a millisecond (or the next timer) rather than wake it, so a thread that calls
-  /// again at once finds the loop free. Posts and stop() wake it at once.
+  /// as a plain loop thread, so nobody is ever handed the loop. When idle within 100 ms
+  /// of a synchronous call, the background thread polls the loop's descriptor from
+  /// outside the loop, so a caller never has to wake it to take the loop (otherwise it
+  /// runs the loop as a plain loop thread, and the next caller follows); and a caller that gives
+  /// the loop up leaves it unwatched for up to a millisecond (or the next timer) rather than wake
+  /// it, so a thread that calls again at once finds the loop free. Posts and stop() wake it at
+  /// once.
   class Waiter {
    public:
     Waiter();
