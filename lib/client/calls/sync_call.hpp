@@ -1,7 +1,8 @@
 #pragma once
-// The synchronous API over the asynchronous one: post the operation to the loop thread
-// and wait for its single callback. Calling this on the loop thread would wait for
-// itself, so it is refused there with an error instead.
+// The synchronous API over the asynchronous one: start the operation and wait for its
+// single callback, running the loop on the caller's thread when the client is idle
+// (LoopThread::lead), else posting to the loop thread. Calling this on the loop thread
+// would wait for itself, so it is refused there with an error instead.
 
 #include <semaphore.h>
 
@@ -110,7 +111,11 @@ std::optional<Result<T>> call_sync_for(Engine& engine, std::string_view what, St
                                        std::optional<std::chrono::milliseconds> limit) {
   if (engine.on_loop_thread()) return Result<T>(loop_thread_error(what));
 #if REDLOCK_SYNC_LEADER
-  if (!limit && engine.loop_thread().own_loop()) {
+  // The observer and the log hear of a call's own steps while it runs, on the loop
+  // thread: with either, a caller never leads. A bounded wait may leave before its answer,
+  // and the caller's loop (Options::loop) is run by the caller alone.
+  const auto& options = engine.options();
+  if (!limit && engine.loop_thread().own_loop() && !options.observer && !options.log) {
     LedSyncCall<T, Start> call(engine, std::move(start));
     auto result = call.run();
     if (!result) return Result<T>(cancelled_error(what));

@@ -65,6 +65,17 @@ struct LoopThread::Shared {
   // wait, the background thread runs the loop as a plain loop thread.
   LoopThread::Waiter* first = nullptr;
   LoopThread::Waiter* last = nullptr;
+  // Application calls that came due while a caller led (defer_to_background), for the
+  // background thread to run first when it takes the loop.
+  std::vector<LoopThread::ApplicationCall> deferred;
+  // Set by the leading caller that deferred a call: it stops leading at the end of the
+  // loop's turn. Touched by the leading caller alone, reset as it gives the loop up.
+  bool yield_requested = false;
+  // The leading caller's own wait (touched by it alone, like yield_requested).
+  LoopThread::Waiter* leading_waiter = nullptr;
+  // When a synchronous call last came (steady_clock ticks; 0: never). Without one for
+  // a while the background thread runs the loop as a plain loop thread.
+  std::atomic<std::chrono::steady_clock::rep> last_sync_call{0};
 #endif
 };
 
@@ -202,6 +213,8 @@ void LoopThread::wait_finished() {
 
 #if REDLOCK_SYNC_LEADER
 
+thread_local LoopThread::Shared* LoopThread::leading_caller_of_ = nullptr;
+
 LoopThread::Waiter::Waiter() {
   ::sem_init(&woken_, 0, 0);
 }
@@ -215,6 +228,11 @@ namespace {
 // How long a caller that gives the loop up may leave it unwatched (Shared::unattended):
 // long enough for a thread that locks and unlocks in a row to come back.
 constexpr std::chrono::microseconds unattended_grace{1000};
+
+// How long after a synchronous call the background thread keeps the loop free for the
+// next one (watching it from outside): far longer than a thread's gap between two calls
+// in a row, short against a client that has gone over to asynchronous calls.
+constexpr std::chrono::milliseconds sync_calls_window{100};
 
 // uv_backend_timeout's answer as a point in time (none: no timer, the poll may wait
 // forever).
@@ -285,15 +303,20 @@ void LoopThread::run_background(Shared& shared) {
     if (!std::exchange(shared.deadline_handed_over, false)) {
       shared.holder = Shared::Holder::background;
       shared.loop_thread_id = std::this_thread::get_id();
+      auto deferred = std::exchange(shared.deferred, {});
       lock.unlock();
+      for (auto& call : deferred) call();
       // What is ready now, without blocking: the blocking wait happens outside the loop,
       // where a caller can take the loop over without waking this thread.
       bool alive = uv_run(loop, UV_RUN_NOWAIT) != 0;
       lock.lock();
       // While synchronous callers wait, this thread runs the loop as a plain loop thread
       // until they are answered: a caller that comes meanwhile follows (it posts), and
-      // nobody is handed the loop (a wake, and the loop idle until that thread runs).
-      while (alive && shared.first != nullptr) {
+      // nobody is handed the loop (a wake, and the loop idle until that thread runs). So
+      // it does while no synchronous call came lately: the watch from outside costs each
+      // wake a poll() and a turn without waiting, which a client used asynchronously
+      // alone would pay for nothing. The first call after such a time follows.
+      while (alive && (shared.first != nullptr || !sync_calls_lately(shared))) {
         lock.unlock();
         alive = uv_run(loop, UV_RUN_ONCE) != 0;
         lock.lock();
@@ -333,6 +356,8 @@ void LoopThread::run_background(Shared& shared) {
 bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
   // A copy: a callback run while this thread leads may destroy this object.
   const auto shared = shared_;
+  shared->last_sync_call.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                               std::memory_order_relaxed);
   std::unique_lock lock(shared->lead_mutex);
   if (shared->holder == Shared::Holder::gone) return false;
   if (shared->holder == Shared::Holder::none) {
@@ -343,13 +368,24 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
     shared->holder = Shared::Holder::caller;
     shared->unattended = false;
     lock.unlock();
-    shared->loop_thread_id = std::this_thread::get_id();
-    // Tasks posted before this call run before it, as they would through post().
-    drain(&shared->wakeup);
-    start();
-    if (!run_until_done(*shared, waiter)) return false;
-    release(*shared);
-    return true;
+    // noexcept: an exception thrown in the loop ends the process, as on the loop thread,
+    // rather than leave the loop held by a caller that is gone.
+    return [&]() noexcept {
+      shared->loop_thread_id = std::this_thread::get_id();
+      leading_caller_of_ = shared.get();
+      shared->leading_waiter = &waiter;
+      // Tasks posted before this call run before it, as they would through post().
+      drain(&shared->wakeup);
+      start();
+      const bool answered = run_until_done(*shared, waiter);
+      const bool yielded = answered && shared->yield_requested;
+      // Still marked while it settles the loop: that may run callbacks too (and defer them).
+      if (answered && !yielded) release(*shared);
+      leading_caller_of_ = nullptr;
+      if (!answered) return false;
+      if (yielded) follow_after_yield(*shared, waiter);
+      return true;
+    }();
   }
   // Someone leads: follow. Queued before the start is posted, so that a follower takes
   // the leadership mutex once (the leader takes it for every answer).
@@ -385,12 +421,11 @@ void LoopThread::call_background(Shared& shared) {
 
 bool LoopThread::run_until_done(Shared& shared, Waiter& waiter) {
   // `done_` is written on this thread only while it leads (finish() runs in the loop).
-  while (!waiter.done_) {
+  while (!waiter.done_ && !shared.yield_requested) {
     if (uv_run(shared.own_loop.get(), UV_RUN_ONCE) == 0 && !waiter.done_) {
       // Every handle closed without an answer: nothing will ever answer.
       std::lock_guard lock(shared.lead_mutex);
-      shared.loop_thread_id = std::thread::id();
-      shared.holder = Shared::Holder::none;
+      give_up(shared);
       if (shared.background_parked) {
         shared.lead_free.notify_one();
       } else {
@@ -402,16 +437,57 @@ bool LoopThread::run_until_done(Shared& shared, Waiter& waiter) {
   return true;
 }
 
+bool LoopThread::sync_calls_lately(const Shared& shared) {
+  const auto last = shared.last_sync_call.load(std::memory_order_relaxed);
+  if (last == 0) return false;
+  const auto since = std::chrono::steady_clock::now().time_since_epoch() -
+                     std::chrono::steady_clock::duration(last);
+  return since < sync_calls_window;
+}
+
+void LoopThread::give_up(Shared& shared) {
+  // Everything a leading caller alone touches is reset before the next one may lead.
+  shared.yield_requested = false;
+  shared.leading_waiter = nullptr;
+  shared.loop_thread_id = std::thread::id();
+  shared.holder = Shared::Holder::none;
+}
+
+void LoopThread::follow_after_yield(Shared& shared, Waiter& waiter) {
+  // Nothing is read from the loop here: the background thread takes it as it is and runs
+  // the deferred calls first.
+  std::unique_lock lock(shared.lead_mutex);
+  give_up(shared);
+  const bool answered = waiter.done_.load(std::memory_order_relaxed);
+  if (!answered) {
+    waiter.queued_ = true;
+    waiter.previous_ = shared.last;
+    (shared.last ? shared.last->next_ : shared.first) = &waiter;
+    shared.last = &waiter;
+  }
+  if (shared.background_parked) {
+    shared.background_called = true;
+    shared.lead_free.notify_one();
+  } else {
+    (void)::eventfd_write(shared.kick, 1);
+  }
+  lock.unlock();
+  if (answered) return;
+  do {
+    wait_for(waiter.woken_);
+  } while (!waiter.done_.load(std::memory_order_acquire));
+}
+
 void LoopThread::release(Shared& shared) {
   // Read while this thread still leads: the loop's next deadline, and whether it has
   // anything left to watch (the shutdown may have closed its last handle here).
   const bool alive = settle(shared.own_loop.get());
   const auto deadline = deadline_after(outside_timeout(shared.own_loop.get()));
   std::unique_lock lock(shared.lead_mutex);
-  shared.loop_thread_id = std::thread::id();
-  shared.holder = Shared::Holder::none;
-  if (shared.first != nullptr) {
-    // Followers wait: the background thread serves them (or a caller that comes first).
+  give_up(shared);
+  if (shared.first != nullptr || !shared.deferred.empty()) {
+    // Followers wait, or application calls: the background thread serves them (followers
+    // may also be served by a caller that comes first).
     if (shared.background_parked) {
       shared.background_called = true;
       shared.lead_free.notify_one();
@@ -458,7 +534,26 @@ void LoopThread::release(Shared& shared) {
   }
 }
 
+bool LoopThread::caller_leads() noexcept {
+  return leading_caller_of_ != nullptr;
+}
+
+void LoopThread::defer_to_background(ApplicationCall call) {
+  Shared& shared = *leading_caller_of_;
+  {
+    std::lock_guard lock(shared.lead_mutex);
+    shared.deferred.push_back(std::move(call));
+  }
+  shared.yield_requested = true;
+  uv_stop(shared.own_loop.get());
+}
+
 void LoopThread::finish(Waiter& waiter) {
+  // The leading caller's own answer ends the loop's turn: one that came in a phase before
+  // the turn's wait for I/O (a timer: a node's deadline, a retry; a next-turn task) would
+  // otherwise leave the caller waiting in it until the loop's next event, which may
+  // never come.
+  if (leading_caller_of_ == shared_.get() && shared_->leading_waiter == &waiter) uv_stop(loop_);
   {
     std::lock_guard lock(shared_->lead_mutex);
     waiter.done_.store(true, std::memory_order_release);

@@ -9,6 +9,8 @@
 
 #if REDLOCK_SYNC_LEADER
 #include <semaphore.h>
+
+#include "client/util/small_function.hpp"
 #endif
 
 #include <atomic>
@@ -57,16 +59,19 @@ class LoopThread {
 
 #if REDLOCK_SYNC_LEADER
   /// Leader/followers (own loop only). Whoever runs the loop leads: the background thread,
-  /// or a synchronous caller, so callbacks run on whichever thread leads
-  /// (on_loop_thread() is true there). A caller that finds nobody leading takes the loop,
+  /// or a synchronous caller, so the library's own callbacks run on whichever thread leads
+  /// (on_loop_thread() is true there); the application's run on the background thread
+  /// alone (defer_to_background). A caller that finds nobody leading takes the loop,
   /// starts its operation and runs the loop on its own thread until its answer came (no
   /// handoff). One that finds a leader follows: it posts its start and sleeps until its
   /// answer (one wake), and while any follower waits the background thread runs the loop
-  /// as a plain loop thread, so nobody is ever handed the loop. When idle, the background
-  /// thread polls the loop's descriptor from outside the loop, so a caller never has to
-  /// wake it to take the loop; and a caller that gives the loop up leaves it unwatched for
-  /// up to a millisecond (or the next timer) rather than wake it, so a thread that calls
-  /// again at once finds the loop free. Posts and stop() wake it at once.
+  /// as a plain loop thread, so nobody is ever handed the loop. When idle within 100 ms
+  /// of a synchronous call, the background thread polls the loop's descriptor from
+  /// outside the loop, so a caller never has to wake it to take the loop (otherwise it
+  /// runs the loop as a plain loop thread, and the next caller follows); and a caller that gives
+  /// the loop up leaves it unwatched for up to a millisecond (or the next timer) rather than wake
+  /// it, so a thread that calls again at once finds the loop free. Posts and stop() wake it at
+  /// once.
   class Waiter {
    public:
     Waiter();
@@ -89,6 +94,17 @@ class LoopThread {
   bool lead(Waiter& waiter, std::function<void()> start);
   /// The answer of `waiter`'s operation came (on the loop, from whoever leads).
   void finish(Waiter& waiter);
+
+  /// Application code (an async result, on_lost) must not run on a synchronous caller
+  /// that leads: the headers promise the loop thread, and the caller may hold locks of its
+  /// own. caller_leads() says whether this thread is one; defer_to_background() then
+  /// queues the call for the background thread, which runs it before anything else once
+  /// it takes the loop, and the caller stops leading at the end of the loop's turn (it
+  /// waits for its answer as a follower).
+  using ApplicationCall = SmallFunction<void(), 96>;
+  static bool caller_leads() noexcept;
+  /// Requires caller_leads().
+  static void defer_to_background(ApplicationCall call);
 #endif
 
  private:
@@ -98,6 +114,14 @@ class LoopThread {
 #if REDLOCK_SYNC_LEADER
   static void run_background(Shared& shared);
   static bool run_until_done(Shared& shared, Waiter& waiter);
+  // Whether a synchronous call came within the last sync_calls_window.
+  static bool sync_calls_lately(const Shared& shared);
+  // A leading caller gives the loop up (lead_mutex held).
+  static void give_up(Shared& shared);
+  // The leading caller gives the loop to the background thread before its answer came.
+  static void follow_after_yield(Shared& shared, Waiter& waiter);
+  // The client whose loop this thread runs inside a synchronous call (null: none).
+  static thread_local Shared* leading_caller_of_;
   static void release(Shared& shared);
   static void call_background(Shared& shared);
   // Takes a follower out of the queue (lead_mutex held).

@@ -8,10 +8,14 @@
 #include <exception>
 #include <utility>
 
+#if REDLOCK_SYNC_LEADER
+#include "client/loop/loop_thread.hpp"
+#endif
+
 namespace redlock::detail {
 
 template <typename Callback, typename... Args>
-void call_user(const char* what, Callback& callback, Args&&... args) noexcept {
+void call_user_here(const char* what, Callback& callback, Args&&... args) noexcept {
   try {
     callback(std::forward<Args>(args)...);
   } catch (const std::exception& e) {
@@ -20,6 +24,22 @@ void call_user(const char* what, Callback& callback, Args&&... args) noexcept {
   } catch (...) {
     std::fprintf(stderr, "redlock: the %s callback threw; the exception was dropped\n", what);
   }
+}
+
+/// On the loop thread. A synchronous caller that runs the loop hands the call to the
+/// background thread instead (LoopThread::defer_to_background), with a copy of the
+/// callback: the one given may not outlive this call.
+template <typename Callback, typename... Args>
+void call_user(const char* what, Callback& callback, Args&&... args) noexcept {
+#if REDLOCK_SYNC_LEADER
+  if (LoopThread::caller_leads()) {
+    return LoopThread::defer_to_background(
+        [what, callback, ... args = std::forward<Args>(args)]() mutable {
+          call_user_here(what, callback, std::move(args)...);
+        });
+  }
+#endif
+  call_user_here(what, callback, std::forward<Args>(args)...);
 }
 
 }  // namespace redlock::detail
