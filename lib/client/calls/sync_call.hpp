@@ -1,8 +1,8 @@
 #pragma once
 // The synchronous API over the asynchronous one: start the operation and wait for its
-// single callback, running the loop on the caller's thread when the client is idle
-// (LoopThread::lead), else posting to the loop thread. Calling this on the loop thread
-// would wait for itself, so it is refused there with an error instead.
+// single callback: posting it to the loop thread, or (REDLOCK_SYNC_LEADER) running the
+// loop on the caller's thread when the client is idle (LoopThread::lead). Calling this on the loop
+// thread would wait for itself, so it is refused there with an error instead.
 
 #include <semaphore.h>
 
