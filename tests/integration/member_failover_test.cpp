@@ -53,6 +53,7 @@ TEST_F(MemberFailoverTest, APromotedReplicaThatMissedTheLockDoesNotCountUntilThe
         << "the replica received the write: nothing would be lost";
     member->failover();
   }
+  ASSERT_TRUE(learns_restart_of(*contender, {0, 1, 2}));
 
   auto during = contender->lock("failover:held", {.ttl = 3s, .wait = 500ms});
   ASSERT_FALSE(during) << "two holders: the promoted replicas' grants counted";
@@ -85,9 +86,7 @@ TEST_F(MemberFailoverTest, AcknowledgedGrantsDoNotLiftTheGuardOfAPromotedReplica
     opts.nodes.push_back(members.back()->url());
   }
   auto client = Client::create(opts);
-  auto met = client->try_lock("failover:meet", 10s);
-  ASSERT_TRUE(met) << met.error().message();
-  ASSERT_TRUE(met->unlock());
+  meet(*client);
   auto lock = client->try_lock("failover:acked", 10s);
   ASSERT_TRUE(lock) << lock.error().message();
   // Handed out at the quorum's second grant: the third may still be on its way.
@@ -134,6 +133,7 @@ TEST_F(MemberFailoverTest, AServerDemotedAndPromotedInPlaceIsGuardedByItsReplica
     ASSERT_EQ(info_field(server.command({"INFO", "server"}).str, "run_id"), run_id);
   }
 
+  ASSERT_TRUE(learns_restart_of(*contender, {0, 1, 2}));
   auto during = contender->lock("failover:in-place", {.ttl = 3s, .wait = 500ms});
   ASSERT_FALSE(during) << "two holders: the re-promoted members' grants counted";
   EXPECT_LT(Clock::now(), valid_until);

@@ -34,6 +34,7 @@ TEST_F(MemberGuardTest, ARestartWithoutPersistenceWhileALockIsHeldKeepsOthersOut
   const auto valid_until = Clock::now() + lock->validity();
   restart({0, 1, 2});
   ASSERT_TRUE(cluster()[0].command({"GET", "guard:held"}).is_nil()) << "the restart kept the key";
+  ASSERT_TRUE(learns_restart_of(*contender, {0, 1, 2}));
   auto during = contender->lock("guard:held", {.ttl = 3s, .wait = 500ms});
   ASSERT_FALSE(during) << "two holders: the restarted members' grants counted";
   EXPECT_LT(Clock::now(), valid_until);
@@ -79,10 +80,12 @@ TEST_F(MemberGuardTest, AGuardIsReportedToTheObserverTheLogAndInspect) {
   }
   restart({3});
   meet(*client);  // the reconnect to node 3 learns that it restarted
-  ASSERT_TRUE(eventually([&] {
-    std::lock_guard<std::mutex> hold(guards->mutex);
-    return !guards->seen.empty();
-  }));
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::lock_guard<std::mutex> hold(guards->mutex);
+        return !guards->seen.empty();
+      },
+      10s));
   {
     std::lock_guard<std::mutex> hold(guards->mutex);
     ASSERT_EQ(guards->seen.size(), 1u);
@@ -138,6 +141,7 @@ TEST_F(MemberGuardTest, ARestartWithPersistenceKeepsRefusalsCountingAndGrantsGua
     server->restart();
     ASSERT_FALSE(server->command({"GET", "guard:durable"}).is_nil()) << "the AOF lost the key";
   }
+  ASSERT_TRUE(learns_restart_of(*contender, {0, 1, 2}));
   auto held = contender->lock("guard:durable", {.ttl = 1500ms, .wait = 300ms});
   ASSERT_FALSE(held);
   EXPECT_EQ(held.error().code(), make_error_code(errc::conflict)) << held.error().message();
@@ -154,14 +158,14 @@ TEST_F(MemberGuardTest, ARestartWithPersistenceKeepsRefusalsCountingAndGrantsGua
 // the two others are paused: only the guarded members would say yes.
 TEST_F(MemberGuardTest, AnExtendCarriedOnlyByRestartedMembersFails) {
   auto holder = Client::create(guarded(2s));
+  meet(*holder);
   auto lock = holder->try_lock("guard:extend", 2s);
   ASSERT_TRUE(lock) << lock.error().message();
   restart({0, 1, 2});
   for (std::size_t node = 0; node < 3; ++node) {
     cluster()[node].command({"SET", "guard:extend", lock->value(), "PX", "2000"});
   }
-  // The holder reconnects to the restarted members and learns they restarted.
-  auto probe = holder->lock("guard:probe", {.ttl = 1s, .wait = 300ms});
+  ASSERT_TRUE(learns_restart_of(*holder, {0, 1, 2}));
   cluster()[3].pause();
   cluster()[4].pause();
   auto extended = lock->extend(2s);
