@@ -1,10 +1,11 @@
 // One set of promises for every kind of lock (lock, acquire_permit, read_lock,
 // write_lock, lock_all), sync and async, on five real nodes, healthy and with nodes down:
 // stop, wait = max, max_hold, fail_fast, the async callback contract, one node down
-// while another owner holds the key, and a minority of nodes up.
+// while another owner holds the key, a minority of nodes up, and a wait that sleeps.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <chrono>
@@ -104,6 +105,13 @@ Result<Lock> acquire_via(bool async, Client& client, KindId kind, const std::str
   return future.get();
 }
 
+// Voluntary context switches of every thread of this process so far.
+long voluntary_switches() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_nvcsw;
+}
+
 struct Case {
   KindId kind;
   bool async;
@@ -163,6 +171,40 @@ TEST_P(KindsContract, WaitMaxWaitsUntilTheHolderLeaves) {
   auto waited = take(*client, {.ttl = 10s, .wait = milliseconds::max()});
   releaser.join();
   ASSERT_TRUE(waited) << waited.error().message();
+}
+
+// Waiting costs nothing while nothing happens: a waiter whose next retry is seconds away
+// sleeps until the holder's release is announced (here it never is). Every thread of the
+// client counts, the one that runs the loop included (polling it every millisecond
+// would switch about 600 times).
+TEST_P(KindsContract, AWaiterSleepsWhileTheKeyIsHeld) {
+  auto holder = Client::create(options());
+  auto held = hold_against(*holder, GetParam().kind, key(), 10s);
+  ASSERT_TRUE(held) << held.error().message();
+  auto waiter = Client::create(slow_polling());
+  ASSERT_FALSE(take(*waiter, {.ttl = 10s}));  // connected, subscribed: nothing left to set up
+  const long switches_before = voluntary_switches();
+  auto waited = take(*waiter, {.ttl = 10s, .wait = 600ms});
+  const long switches = voluntary_switches() - switches_before;
+  ASSERT_FALSE(waited);
+  EXPECT_LT(switches, 100) << "the client's threads woke " << switches
+                           << " times in 600 ms of waiting";
+}
+
+// So it is while attempts fail slowly: with three nodes paused each attempt waits for
+// their node timeouts while the other two answer, and between attempts the waiter
+// sleeps until its next retry.
+TEST_P(KindsContract, AWaiterSleepsThroughSlowAttemptsWithAMinorityUp) {
+  auto waiter = Client::create(options(50ms));
+  ASSERT_TRUE(take(*waiter, {.ttl = 10s}));  // connected: nothing left to set up
+  for (std::size_t node : {0, 1, 2}) cluster()[node].pause();
+  const long switches_before = voluntary_switches();
+  auto waited = take(*waiter, {.ttl = 10s, .wait = 600ms});
+  const long switches = voluntary_switches() - switches_before;
+  ASSERT_FALSE(waited);
+  EXPECT_EQ(waited.error(), errc::quorum_unreachable) << waited.error().message();
+  EXPECT_LT(switches, 100) << "the client's threads woke " << switches
+                           << " times in 600 ms of waiting";
 }
 
 TEST_P(KindsContract, MaxHoldStopsTheWatchdogAndReportsTheLimit) {

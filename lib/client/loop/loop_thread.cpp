@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #endif
@@ -45,6 +46,11 @@ struct LoopThread::Shared {
   // that gives the loop up have to wake it.
   std::condition_variable lead_free;
   bool background_parked = false;
+  // Callers' turns at the loop so far: the background thread looks again a grace after
+  // a turn began, and a turn that lasts beyond that (a caller waiting for a held key or
+  // a slow node) is slept through, the caller waking it as it gives the loop up.
+  std::uint64_t caller_turns = 0;
+  bool background_sleeps_through_turn = false;
   // A caller that gives the loop up leaves the parked background thread asleep for up to
   // unattended_grace (or the loop's next deadline), so that a caller coming back at once
   // finds the loop free and nobody was woken. During that time socket events wait (the
@@ -283,12 +289,23 @@ void wait_for(sem_t& semaphore) {
 void LoopThread::run_background(Shared& shared) {
   uv_loop_t* loop = shared.own_loop.get();
   std::unique_lock lock(shared.lead_mutex);
+  std::uint64_t turn_seen = 0;
   for (;;) {
     shared.background_parked = true;
     for (;;) {
       if (shared.holder == Shared::Holder::caller) {
-        // Timed: a caller that gives the loop up does not wake this thread (unattended).
-        shared.lead_free.wait_for(lock, unattended_grace);
+        if (shared.caller_turns != turn_seen) {
+          // Timed: a caller whose turn is short gives the loop up without waking this
+          // thread (unattended).
+          turn_seen = shared.caller_turns;
+          shared.lead_free.wait_for(lock, unattended_grace);
+        } else {
+          // The same turn outlasted the grace: checking every grace while it lasts would
+          // cost a waiting call a thousand wakes a second. Its caller wakes this thread.
+          shared.background_sleeps_through_turn = true;
+          shared.lead_free.wait(lock);
+          shared.background_sleeps_through_turn = false;
+        }
       } else if (!shared.unattended || shared.background_called) {
         break;
       } else if (shared.lead_free.wait_until(lock, shared.unattended_until) ==
@@ -366,6 +383,7 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
       if (shared->stopping) return false;
     }
     shared->holder = Shared::Holder::caller;
+    ++shared->caller_turns;
     shared->unattended = false;
     lock.unlock();
     // noexcept: an exception thrown in the loop ends the process, as on the loop thread,
@@ -522,6 +540,9 @@ void LoopThread::release(Shared& shared) {
     if (tasks_waiting || (deadline && *deadline < grace_over)) {
       // Work is waiting, or a timer is due before this thread would look again.
       shared.background_called = true;
+      shared.lead_free.notify_one();
+    } else if (shared.background_sleeps_through_turn) {
+      // It would not look again: a long turn pays one wake, for the unattended wait.
       shared.lead_free.notify_one();
     }
     return;

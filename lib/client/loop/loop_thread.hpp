@@ -70,8 +70,9 @@ class LoopThread {
   /// outside the loop, so a caller never has to wake it to take the loop (otherwise it
   /// runs the loop as a plain loop thread, and the next caller follows); and a caller that gives
   /// the loop up leaves it unwatched for up to a millisecond (or the next timer) rather than wake
-  /// it, so a thread that calls again at once finds the loop free. Posts and stop() wake it at
-  /// once.
+  /// it, so a thread that calls again at once finds the loop free. A caller's turn that lasts
+  /// longer (a wait for a held key, a slow node) is slept through: that caller wakes the
+  /// background thread once as it gives the loop up. Posts and stop() wake it at once.
   class Waiter {
    public:
     Waiter();
