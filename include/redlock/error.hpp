@@ -71,8 +71,9 @@ struct NodeOutcome {
   std::string detail;  ///< Redis' own error text, or the connection error's description.
   std::string holder;  ///< For `held`: the current holder's value when the node reported it.
   std::chrono::milliseconds remaining_ttl{-1};  ///< For `held`: the key's PTTL; -1 when unknown.
-  std::uint64_t token = 0;               ///< Fencing: the counter this node returned on a grant.
-  std::chrono::microseconds latency{0};  ///< Time from sending until this node answered.
+  std::uint64_t token = 0;  ///< Fencing: the counter this node returned on a grant.
+  /// Time from the round's start (its commands go out together) until this node answered.
+  std::chrono::microseconds latency{0};
   /// False for a grant (or extend) of a member in its guard period (Options::member_guard):
   /// the node did what was asked, but it may have lost keys, so the grant did not count
   /// toward the quorum; `detail` says for how much longer and why. What it granted is

@@ -6,6 +6,7 @@
 
 #include "client/engine/engine.hpp"
 #include "client/rounds/outcome_pool.hpp"
+#include "client/util/spare_pool.hpp"
 #include "core/member_guard.hpp"
 #include "core/retry.hpp"
 #include "net/closing.hpp"
@@ -24,7 +25,6 @@ void recycle(RoundState* state);
 struct RoundState {
   core::QuorumRound quorum{1, 1};
   RoundResult result;
-  std::vector<core::Clock::time_point> sent_at;
   VoteRule rule = nullptr;
   // The engine's nodes, for their guards (client/nodes/member_start.hpp): read only while
   // the round is undecided, when the operation that runs it keeps the engine alive.
@@ -58,7 +58,6 @@ struct RoundState {
     result = RoundResult{};
     result.outcomes = std::move(outcomes);
     result.max_tokens = std::move(max_tokens);
-    sent_at.resize(static_cast<std::size_t>(nodes));
     rule = vote_rule;
     wait_for_all = all;
     callbacks_left = 0;
@@ -86,7 +85,9 @@ struct RoundState {
     outcome.holder = std::move(reply.holder);
     outcome.remaining_ttl = reply.remaining_ttl;
     outcome.token = reply.token;
-    outcome.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - sent_at[index]);
+    // From the round's start: the commands go out together, within microseconds of it,
+    // which is not worth a clock read per node sent.
+    outcome.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - result.start);
     if (reply.status == NodeStatus::cancelled) result.cancelled = true;
     auto vote = rule(reply.status);
     // A release's "gone" is no grant: a member that lost the key has let it go too.
@@ -136,23 +137,23 @@ struct RoundState {
   }
 };
 
-// Rounds are reused, per loop thread: a state with its vectors costs about ten
-// allocations, and a lock cycle runs two rounds. Only the loop thread touches its own
-// spares. The bound is set by bursts, not by the average: W operations started in step
-// (a loop turn that reads one node's replies decides all of them) hold 2 W rounds at one
-// moment and W the next, and a bound below W freed and allocated the difference on every
-// swing (one new round per cycle at 128 chains with a bound of 64). About 1 KB each.
+// Rounds are reused: a state with its vectors costs about ten allocations, and a lock
+// cycle runs two rounds. The bound is set by bursts, not by the average: W operations
+// started in step (a loop turn that reads one node's replies decides all of them) hold
+// 2 W rounds at one moment and W the next, and a bound below W freed and allocated the
+// difference on every swing (one new round per cycle at 128 chains with a bound of 64).
+// About 1 KB each.
 constexpr std::size_t max_spare_rounds = 1024;
-thread_local std::vector<std::unique_ptr<RoundState>> spare_rounds;
+
+SparePool<RoundState>& spare_rounds() {
+  // Never destroyed: a round answered during static destruction still gives back.
+  static auto* const pool = new SparePool<RoundState>(max_spare_rounds);
+  return *pool;
+}
 
 RoundState* new_round(int nodes, int quorum_size, VoteRule rule, bool wait_for_all) {
-  std::unique_ptr<RoundState> state;
-  if (spare_rounds.empty()) {
-    state = std::make_unique<RoundState>();
-  } else {
-    state = std::move(spare_rounds.back());
-    spare_rounds.pop_back();
-  }
+  std::unique_ptr<RoundState> state = spare_rounds().take();
+  if (!state) state = std::make_unique<RoundState>();
   state->reset(nodes, quorum_size, rule, wait_for_all);
   return state.release();
 }
@@ -162,7 +163,7 @@ void recycle(RoundState* state) {
   owned->decided = nullptr;
   owned->nodes = nullptr;
   owned->releases.reset();
-  if (spare_rounds.size() < max_spare_rounds) spare_rounds.push_back(std::move(owned));
+  spare_rounds().give_back(std::move(owned));
 }
 
 }  // namespace
@@ -308,7 +309,6 @@ void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided deci
   if (counts_releases) state->releases = engine.count_releases(n);
   const FanOut fan_out;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    state->sent_at[i] = core::Clock::now();
     send(*nodes[i], [state, i](NodeReply&& reply) { state->answered(i, std::move(reply)); });
   }
 }
