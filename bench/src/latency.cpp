@@ -14,28 +14,40 @@ double round3(double value) {
 }  // namespace
 
 void LatencySamples::append(const LatencySamples& other) {
-  samples_.insert(samples_.end(), other.samples_.begin(), other.samples_.end());
+  for (std::size_t chunk = 0; chunk < other.chunks_.size(); ++chunk) {
+    const std::size_t used = chunk + 1 == other.chunks_.size() ? other.last_used_ : chunk_samples;
+    for (std::size_t i = 0; i < used; ++i) add(other.chunks_[chunk][i]);
+  }
 }
 
 LatencySummary LatencySamples::summarize() {
   LatencySummary summary;
-  summary.n = samples_.size();
-  if (samples_.empty()) return summary;
-  std::sort(samples_.begin(), samples_.end());
+  summary.n = size();
+  if (summary.n == 0) return summary;
+  if (sorted_.size() != summary.n) {
+    sorted_.clear();
+    sorted_.reserve(summary.n);
+    for (std::size_t chunk = 0; chunk < chunks_.size(); ++chunk) {
+      const std::size_t used = chunk + 1 == chunks_.size() ? last_used_ : chunk_samples;
+      sorted_.insert(sorted_.end(), chunks_[chunk].begin(),
+                     chunks_[chunk].begin() + static_cast<std::ptrdiff_t>(used));
+    }
+    std::sort(sorted_.begin(), sorted_.end());
+  }
   // Nearest rank: the smallest sample with at least p of all samples at or below it.
   auto rank = [&](double p) {
-    const auto n = static_cast<double>(samples_.size());
+    const auto n = static_cast<double>(sorted_.size());
     const auto index = static_cast<std::ptrdiff_t>(std::ceil(p * n)) - 1;
-    const auto clamped = std::clamp<std::ptrdiff_t>(index, 0, std::ptrdiff_t(samples_.size()) - 1);
-    return round3(samples_[static_cast<std::size_t>(clamped)]);
+    const auto clamped = std::clamp<std::ptrdiff_t>(index, 0, std::ptrdiff_t(sorted_.size()) - 1);
+    return round3(sorted_[static_cast<std::size_t>(clamped)]);
   };
   double sum = 0;
-  for (float sample : samples_) sum += sample;
+  for (float sample : sorted_) sum += sample;
   summary.p50 = rank(0.50);
   summary.p90 = rank(0.90);
   summary.p99 = rank(0.99);
-  summary.max = round3(samples_.back());
-  summary.mean = round3(sum / static_cast<double>(samples_.size()));
+  summary.max = round3(sorted_.back());
+  summary.mean = round3(sum / static_cast<double>(sorted_.size()));
   return summary;
 }
 
