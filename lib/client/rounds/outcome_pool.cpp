@@ -1,6 +1,6 @@
 #include "client/rounds/outcome_pool.hpp"
 
-#include <mutex>
+#include "client/util/spare_pool.hpp"
 
 namespace redlock::detail {
 namespace {
@@ -9,38 +9,21 @@ namespace {
 // rounds' own (client/rounds/round.cpp).
 constexpr std::size_t max_spare_lists = 1024;
 
-struct Spares {
-  std::mutex mutex;
-  std::vector<std::vector<NodeOutcome>> lists;  // guarded by mutex
-};
-
-Spares& spares() {
+SparePool<std::vector<NodeOutcome>>& spares() {
   // Never destroyed: a lock dropped during static destruction may still give back.
-  static auto* const instance = new Spares;
+  static auto* const instance = new SparePool<std::vector<NodeOutcome>>(max_spare_lists);
   return *instance;
 }
 
 }  // namespace
 
 std::vector<NodeOutcome> take_spare_outcomes() {
-  auto& pool = spares();
-  std::lock_guard lock(pool.mutex);
-  if (pool.lists.empty()) return {};
-  auto list = std::move(pool.lists.back());
-  pool.lists.pop_back();
-  return list;
+  return spares().take();
 }
 
 void give_back_outcomes(std::vector<NodeOutcome>&& outcomes) noexcept {
   if (outcomes.capacity() == 0) return;
-  auto& pool = spares();
-  std::lock_guard lock(pool.mutex);
-  if (pool.lists.size() >= max_spare_lists) return;
-  try {
-    pool.lists.push_back(std::move(outcomes));
-  } catch (...) {
-    // Out of memory while growing the pool: the list is simply freed.
-  }
+  spares().give_back(std::move(outcomes));
 }
 
 }  // namespace redlock::detail

@@ -145,9 +145,9 @@ struct RoundState {
 // About 1 KB each.
 constexpr std::size_t max_spare_rounds = 1024;
 
-SparePool<RoundState>& spare_rounds() {
+SparePool<std::unique_ptr<RoundState>>& spare_rounds() {
   // Never destroyed: a round answered during static destruction still gives back.
-  static auto* const pool = new SparePool<RoundState>(max_spare_rounds);
+  static auto* const pool = new SparePool<std::unique_ptr<RoundState>>(max_spare_rounds);
   return *pool;
 }
 
