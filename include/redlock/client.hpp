@@ -27,11 +27,11 @@ struct ClientAccess;
 ///
 /// Thread-safety: every method may be called from any thread. By default the client owns
 /// one loop thread that does all I/O and on which every callback of the application runs
-/// (async results, on_lost, the observer, the log); synchronous methods hand their work
-/// to it and wait (built with REDLOCK_SYNC_LEADER, one that finds the client idle does
-/// its I/O on the calling thread instead), so they must not be called from that thread
-/// (from inside a callback) — they return errc::invalid_argument there instead of
-/// deadlocking.
+/// (async results, on_lost, the observer, the log). A synchronous method that finds the
+/// client idle runs that loop on the calling thread until its answer came; one that finds
+/// it busy hands its work over and waits (Options::sync_calls). Either way it must not
+/// be called from the loop thread (from inside a callback): it returns
+/// errc::invalid_argument there instead of deadlocking.
 ///
 /// Callback contract (every *_async method): if the call fails synchronously (bad
 /// arguments) the callback still runs exactly once, on the loop thread, with the error;

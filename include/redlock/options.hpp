@@ -19,6 +19,20 @@ class Error;
 
 using std::chrono::milliseconds;
 
+/// How a synchronous call (lock(), unlock(), every method that waits for its answer)
+/// reaches the client's loop thread: Options::sync_calls.
+enum class SyncCalls {
+  /// A call that finds the client idle runs the client's loop on its own thread until its
+  /// answer came: no thread handoff. One that finds the loop busy hands its work over
+  /// and sleeps until its answer (one wake). The application's callbacks still run on the
+  /// client's own thread alone.
+  lead,
+  /// Every call is posted to the loop thread and sleeps until the answer comes back: two
+  /// thread switches per call; less memory with many calling threads while a node hangs
+  /// (docs/performance.md).
+  hand_off,
+};
+
 /// TLS settings shared by every `rediss://` node.
 struct TlsOptions {
   std::string ca_file;      ///< PEM bundle of trusted CAs; empty = the system store.
@@ -187,6 +201,11 @@ struct Options {
   /// errc::cancelled, every handle of the client closes), after which uv_run() returns
   /// by itself and uv_loop_close() succeeds. Keep running the loop until then.
   uv_loop_s* loop = nullptr;
+
+  /// How synchronous calls reach the loop (SyncCalls). They always hand off with `loop`,
+  /// an `observer` or a `log` (which hear of a call's steps on the loop thread), and when
+  /// a Lock's destructor releases it (a wait bounded in time).
+  SyncCalls sync_calls = SyncCalls::lead;
 
   /// Told about every acquire attempt, wake, extend, release, watchdog round and node
   /// connection event, on the loop thread (see Observer: it must not block). Null: no

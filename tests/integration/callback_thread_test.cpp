@@ -1,9 +1,10 @@
 // Where the application's code runs. The headers promise the client's loop thread for
 // every callback (async results, on_lost, the observer, the log), one at a time; a
 // synchronous call may run the loop on its own thread while it waits for its answer
-// (leader/followers), so these tests keep synchronous callers busy on other threads while
+// (SyncCalls::lead), so these tests keep synchronous callers busy on other threads while
 // callbacks of every kind come due, and check that each ran on one and the same thread,
-// never inside a synchronous call. Against five real nodes.
+// never inside a synchronous call: with callers that lead and with callers that hand
+// off. Against five real nodes.
 
 #include <gtest/gtest.h>
 
@@ -93,8 +94,16 @@ class SyncCallers {
   std::atomic<int> cycles_{0};
 };
 
-class CallbackThreadTest : public test::LockNodesTest {
+// Each test runs with both ways of making synchronous calls.
+class CallbackThreadTest : public test::LockNodesTest,
+                           public ::testing::WithParamInterface<SyncCalls> {
  protected:
+  static Options options_for_mode() {
+    auto opts = options();
+    opts.sync_calls = GetParam();
+    return opts;
+  }
+
   // Every recorded thread is the one loop thread, none of them a synchronous caller.
   static void expect_loop_thread_only(const Threads& callbacks, const SyncCallers& callers) {
     const auto seen = callbacks.seen();
@@ -107,8 +116,8 @@ class CallbackThreadTest : public test::LockNodesTest {
 
 // Async acquisitions of every kind, their unlock_async and extend_async, started and
 // answered while two threads make synchronous calls on the same client.
-TEST_F(CallbackThreadTest, AsyncResultsOfEveryKindRunOnTheLoopThread) {
-  auto client = Client::create(options());
+TEST_P(CallbackThreadTest, AsyncResultsOfEveryKindRunOnTheLoopThread) {
+  auto client = Client::create(options_for_mode());
   Threads callbacks;
   SyncCallers callers(*client, 2, "thread:sync:");
   using Start = std::function<void(Client::LockCallback)>;
@@ -165,8 +174,8 @@ TEST_F(CallbackThreadTest, AsyncResultsOfEveryKindRunOnTheLoopThread) {
 
 // A watchdog that loses its lock calls on_lost while a synchronous caller may be running
 // the loop.
-TEST_F(CallbackThreadTest, OnLostRunsOnTheLoopThread) {
-  auto client = Client::create(options());
+TEST_P(CallbackThreadTest, OnLostRunsOnTheLoopThread) {
+  auto client = Client::create(options_for_mode());
   Threads callbacks;
   std::promise<void> lost;
   std::atomic<bool> reported{false};
@@ -189,7 +198,7 @@ TEST_F(CallbackThreadTest, OnLostRunsOnTheLoopThread) {
 
 // The observer and the log sink hear every event on the loop thread, synchronous
 // operations' events included.
-TEST_F(CallbackThreadTest, ObserverAndLogRunOnTheLoopThread) {
+TEST_P(CallbackThreadTest, ObserverAndLogRunOnTheLoopThread) {
   struct Recorder : Observer {
     explicit Recorder(Threads& threads) : threads(threads) {}
     void on_attempt(const AttemptEvent&) override { threads.record(); }
@@ -197,7 +206,7 @@ TEST_F(CallbackThreadTest, ObserverAndLogRunOnTheLoopThread) {
     Threads& threads;
   };
   Threads callbacks;
-  auto opts = options();
+  auto opts = options_for_mode();
   opts.observer = std::make_shared<Recorder>(callbacks);
   opts.log = [&](LogLevel, std::string_view) { callbacks.record(); };
   opts.log_level = LogLevel::debug;
@@ -209,6 +218,12 @@ TEST_F(CallbackThreadTest, ObserverAndLogRunOnTheLoopThread) {
   EXPECT_GT(callbacks.calls(), callers.cycles());
   expect_loop_thread_only(callbacks, callers);
 }
+
+INSTANTIATE_TEST_SUITE_P(SyncCalls, CallbackThreadTest,
+                         ::testing::Values(SyncCalls::lead, SyncCalls::hand_off),
+                         [](const ::testing::TestParamInfo<SyncCalls>& info) {
+                           return info.param == SyncCalls::lead ? "lead" : "hand_off";
+                         });
 
 }  // namespace
 }  // namespace redlock

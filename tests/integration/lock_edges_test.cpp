@@ -119,36 +119,42 @@ TEST_F(LockEdgesTest, CloseFromTwoThreadsAtOnceReturnsInBoth) {
 }
 
 // Synchronous callers waiting on a held lock, some of whom may be running the loop
-// themselves (REDLOCK_SYNC_LEADER), all return cancelled when another thread closes the
-// client, and close() returns: no waiter is left asleep and the loop ends.
+// themselves (SyncCalls::lead), all return cancelled when another thread closes the
+// client, and close() returns: no waiter is left asleep and the loop ends. The same with
+// every call handed off.
 TEST_F(LockEdgesTest, CloseFromAnotherThreadEndsEverySynchronousWaiter) {
-  auto holder = Client::create(options());
-  auto held = holder->try_lock("edges:close-waiters", 10s);
-  ASSERT_TRUE(held) << held.error().message();
-  auto client = Client::create(options());
-  constexpr int waiters = 8;
-  std::atomic<int> cancelled{0};
-  std::vector<std::thread> threads;
-  std::promise<void> all_returned;
-  std::atomic<int> returned{0};
-  for (int i = 0; i < waiters; ++i) {
-    threads.emplace_back([&] {
-      auto lock = client->lock("edges:close-waiters", {.ttl = 10s, .wait = 10s});
-      if (!lock && lock.error() == errc::cancelled) ++cancelled;
-      if (++returned == waiters) all_returned.set_value();
-    });
+  for (const SyncCalls mode : {SyncCalls::lead, SyncCalls::hand_off}) {
+    SCOPED_TRACE(mode == SyncCalls::lead ? "sync_calls lead" : "sync_calls hand_off");
+    auto holder = Client::create(options());
+    auto held = holder->try_lock("edges:close-waiters", 10s);
+    ASSERT_TRUE(held) << held.error().message();
+    auto waiting_options = options();
+    waiting_options.sync_calls = mode;
+    auto client = Client::create(waiting_options);
+    constexpr int waiters = 8;
+    std::atomic<int> cancelled{0};
+    std::vector<std::thread> threads;
+    std::promise<void> all_returned;
+    std::atomic<int> returned{0};
+    for (int i = 0; i < waiters; ++i) {
+      threads.emplace_back([&] {
+        auto lock = client->lock("edges:close-waiters", {.ttl = 10s, .wait = 10s});
+        if (!lock && lock.error() == errc::cancelled) ++cancelled;
+        if (++returned == waiters) all_returned.set_value();
+      });
+    }
+    std::this_thread::sleep_for(300ms);  // every thread is waiting by now
+    EXPECT_EQ(returned.load(), 0) << "a waiter returned before the lock was free";
+    std::thread closer;
+    auto closed_future = run_on(closer, [&] { client->close(); });
+    auto returned_future = all_returned.get_future();
+    must_finish(closed_future, 5s, "close()");
+    must_finish(returned_future, 5s, "the waiting lock() calls");
+    closer.join();
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(cancelled.load(), waiters);
+    EXPECT_TRUE(held->unlock());
   }
-  std::this_thread::sleep_for(300ms);  // every thread is waiting by now
-  EXPECT_EQ(returned.load(), 0) << "a waiter returned before the lock was free";
-  std::thread closer;
-  auto closed_future = run_on(closer, [&] { client->close(); });
-  auto returned_future = all_returned.get_future();
-  must_finish(closed_future, 5s, "close()");
-  must_finish(returned_future, 5s, "the waiting lock() calls");
-  closer.join();
-  for (auto& thread : threads) thread.join();
-  EXPECT_EQ(cancelled.load(), waiters);
-  EXPECT_TRUE(held->unlock());
 }
 
 // A close() on the loop thread right after unlock() in the same callback must still send

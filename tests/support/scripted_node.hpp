@@ -10,8 +10,11 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "client/loop/timer.hpp"
 #include "client/nodes/node.hpp"
@@ -23,6 +26,18 @@ struct ScriptedObserved {
   std::atomic<bool> hold_releases{false};  ///< releases stay unanswered while set
   std::atomic<int> acquires_answered{0};
   std::atomic<int> acquires_behind_release{0};  ///< acquires sent after an unanswered release
+
+  /// The threads that sent acquires (the loop thread, or callers that led the loop).
+  std::set<std::thread::id> acquire_threads() const {
+    std::lock_guard lock(mutex);
+    return senders;
+  }
+  void sent_acquire() {
+    std::lock_guard lock(mutex);
+    senders.insert(std::this_thread::get_id());
+  }
+  mutable std::mutex mutex;
+  std::set<std::thread::id> senders;  // guarded by mutex
 };
 
 /// One lock node as a key-value map that answers in the order it was asked, each answer
@@ -40,6 +55,7 @@ class ScriptedNode final : public Node {
     for (const auto& call : queue_) {
       if (call.release && call.key == key) ++observed_.acquires_behind_release;
     }
+    observed_.sent_acquire();
     enqueue(false, key, std::move(done),
             [this, key = std::string(key), value = std::string(value)] {
               NodeReply reply;

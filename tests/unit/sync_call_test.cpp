@@ -2,7 +2,8 @@
 // come from the loop's timers, never from a socket. A caller that runs the loop itself
 // (leader/followers) must return as soon as its answer came, in whatever phase of the
 // loop's turn that was: a loop turn that goes on to wait for I/O after a timer answered
-// it would keep the caller there until some later event, here forever.
+// it would keep the caller there until some later event, here forever. Each test runs
+// with both ways of making synchronous calls (Options::sync_calls).
 
 #include <gtest/gtest.h>
 
@@ -26,8 +27,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::shared_ptr<Client> scripted_client(ScriptedObserved& observed) {
+std::shared_ptr<Client> scripted_client(ScriptedObserved& observed, SyncCalls mode) {
   Options options;
+  options.sync_calls = mode;
   // No server behind these: the release announcements' subscriber connections fail.
   for (int i = 1; i <= 5; ++i) {
     options.nodes.push_back("unix:///nonexistent/redlock-sync-call-" + std::to_string(i) + ".sock");
@@ -47,9 +49,11 @@ void must_finish(std::future<void>& future, std::chrono::seconds limit, const ch
   std::_Exit(1);
 }
 
-TEST(SyncCall, OneCallerAnsweredByTimersReturns) {
+class SyncCall : public ::testing::TestWithParam<SyncCalls> {};
+
+TEST_P(SyncCall, OneCallerAnsweredByTimersReturns) {
   ScriptedObserved observed;
-  auto client = scripted_client(observed);
+  auto client = scripted_client(observed, GetParam());
   std::atomic<int> cycles{0};
   auto done = std::async(std::launch::async, [&] {
     for (int i = 0; i < 200; ++i) {
@@ -63,9 +67,9 @@ TEST(SyncCall, OneCallerAnsweredByTimersReturns) {
   client->close();
 }
 
-TEST(SyncCall, ManyCallersAnsweredByTimersReturn) {
+TEST_P(SyncCall, ManyCallersAnsweredByTimersReturn) {
   ScriptedObserved observed;
-  auto client = scripted_client(observed);
+  auto client = scripted_client(observed, GetParam());
   constexpr int threads = 4;
   constexpr int per_thread = 100;
   std::atomic<int> cycles{0};
@@ -85,6 +89,36 @@ TEST(SyncCall, ManyCallersAnsweredByTimersReturn) {
   EXPECT_EQ(cycles.load(), threads * per_thread);
   client->close();
 }
+
+// Who sends a synchronous call's commands: the calling thread itself when it leads an
+// idle client (no handoff), the loop thread alone when calls hand off.
+TEST_P(SyncCall, ALeadingCallerSendsItsOwnCommandsAndAHandOffNever) {
+  ScriptedObserved observed;
+  auto client = scripted_client(observed, GetParam());
+  std::promise<std::thread::id> caller;
+  auto done = std::async(std::launch::async, [&] {
+    caller.set_value(std::this_thread::get_id());
+    for (int i = 0; i < 20; ++i) {
+      auto lock = client->try_lock("sync-call:sender", 10s);
+      if (!lock || !lock->unlock()) return;
+    }
+  });
+  must_finish(done, 10s, "20 lock/unlock cycles");
+  const auto caller_id = caller.get_future().get();
+  const auto senders = observed.acquire_threads();
+  if (GetParam() == SyncCalls::lead) {
+    EXPECT_EQ(senders.count(caller_id), 1u) << "no acquire was sent by the leading caller";
+  } else {
+    EXPECT_EQ(senders.count(caller_id), 0u) << "a handed-off call ran on its caller";
+    EXPECT_EQ(senders.size(), 1u) << "acquires sent from " << senders.size() << " threads";
+  }
+  client->close();
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, SyncCall, ::testing::Values(SyncCalls::lead, SyncCalls::hand_off),
+                         [](const ::testing::TestParamInfo<SyncCalls>& info) {
+                           return info.param == SyncCalls::lead ? "lead" : "hand_off";
+                         });
 
 }  // namespace
 }  // namespace redlock::detail

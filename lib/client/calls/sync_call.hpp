@@ -1,8 +1,8 @@
 #pragma once
 // The synchronous API over the asynchronous one: start the operation and wait for its
-// single callback: posting it to the loop thread, or (REDLOCK_SYNC_LEADER) running the
-// loop on the caller's thread when the client is idle (LoopThread::lead). Calling this on the loop
-// thread would wait for itself, so it is refused there with an error instead.
+// single callback: running the loop on the caller's thread when the client is idle
+// (Options::sync_calls lead: LoopThread::lead), or posting it to the loop thread. Calling
+// this on the loop thread would wait for itself, so it is refused there with an error.
 
 #include <semaphore.h>
 
@@ -71,7 +71,6 @@ class StackSyncCall {
   std::optional<Result<T>> result_;
 };
 
-#if REDLOCK_SYNC_LEADER
 /// StackSyncCall through leader/followers (LoopThread::lead): the caller runs the loop
 /// itself when nobody does, else it sleeps until its answer or its turn to lead.
 template <typename T, typename Start>
@@ -101,7 +100,6 @@ class LedSyncCall {
   LoopThread::Waiter waiter_;
   std::optional<Result<T>> result_;
 };
-#endif
 
 /// Runs `start(deliver)` on the loop thread and returns what it delivers. With `limit`,
 /// gives up waiting after it (the operation still completes on its own) and returns
@@ -110,18 +108,17 @@ template <typename T, typename Start>
 std::optional<Result<T>> call_sync_for(Engine& engine, std::string_view what, Start start,
                                        std::optional<std::chrono::milliseconds> limit) {
   if (engine.on_loop_thread()) return Result<T>(loop_thread_error(what));
-#if REDLOCK_SYNC_LEADER
   // The observer and the log hear of a call's own steps while it runs, on the loop
   // thread: with either, a caller never leads. A bounded wait may leave before its answer,
-  // and the caller's loop (Options::loop) is run by the caller alone.
+  // and the caller's loop (Options::loop) is run by the caller alone (callers_lead() is
+  // false for it).
   const auto& options = engine.options();
-  if (!limit && engine.loop_thread().own_loop() && !options.observer && !options.log) {
+  if (!limit && engine.loop_thread().callers_lead() && !options.observer && !options.log) {
     LedSyncCall<T, Start> call(engine, std::move(start));
     auto result = call.run();
     if (!result) return Result<T>(cancelled_error(what));
     return result;
   }
-#endif
   if (!limit) {
     StackSyncCall<T, Start> call(std::move(start));
     auto result = call.run(engine);

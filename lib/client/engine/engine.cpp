@@ -111,7 +111,7 @@ Engine::Engine(Options options, std::vector<std::string> node_names, int quorum,
       guard_bound_(std::make_shared<std::atomic<long long>>(
           options_.member_guard.longest_ttl.count() > 0 ? options_.member_guard.longest_ttl.count()
                                                         : LockOptions{}.ttl.count())),
-      loop_(options_.loop) {}
+      loop_(options_.loop, options_.sync_calls == SyncCalls::lead) {}
 
 std::optional<std::string> Engine::check_lock_key(std::string_view key) const {
   if (auto problem = core::check_key(key, options_.max_key_bytes)) return problem;

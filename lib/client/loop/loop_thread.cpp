@@ -1,23 +1,19 @@
 #include "client/loop/loop_thread.hpp"
 
-#include <uv.h>
-
-#include <cstdio>
-#include <cstdlib>
-
-#if REDLOCK_SYNC_LEADER
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <utility>
-#endif
 
 namespace redlock::detail {
 
@@ -37,7 +33,8 @@ struct LoopThread::Shared {
   std::shared_future<void> finished_future = finished.get_future().share();
   // Keeps this object alive while the wakeup handle is open.
   std::shared_ptr<Shared> self_while_open;
-#if REDLOCK_SYNC_LEADER
+  // Leader/followers (Options::sync_calls): set once, before the thread starts.
+  bool callers_lead = false;
   enum class Holder { none, background, caller, gone };
   std::mutex lead_mutex;
   // Everything below is guarded by lead_mutex.
@@ -82,7 +79,6 @@ struct LoopThread::Shared {
   // When a synchronous call last came (steady_clock ticks; 0: never). Without one for
   // a while the background thread runs the loop as a plain loop thread.
   std::atomic<std::chrono::steady_clock::rep> last_sync_call{0};
-#endif
 };
 
 namespace {
@@ -94,7 +90,8 @@ namespace {
 
 }  // namespace
 
-LoopThread::LoopThread(uv_loop_s* external) : shared_(std::make_shared<Shared>()) {
+LoopThread::LoopThread(uv_loop_s* external, bool callers_lead)
+    : shared_(std::make_shared<Shared>()) {
   if (external == nullptr) {
     shared_->own_loop = std::make_unique<uv_loop_t>();
     if (int status = uv_loop_init(shared_->own_loop.get()); status < 0) {
@@ -111,18 +108,19 @@ LoopThread::LoopThread(uv_loop_s* external) : shared_(std::make_shared<Shared>()
   }
   shared_->self_while_open = shared_;
   if (own_loop_) {
-#if REDLOCK_SYNC_LEADER
-    shared_->kick = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (shared_->kick < 0) fail("eventfd", uv_translate_sys_error(errno));
-#endif
+    shared_->callers_lead = callers_lead;
+    if (callers_lead) {
+      shared_->kick = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+      if (shared_->kick < 0) fail("eventfd", uv_translate_sys_error(errno));
+    }
     thread_ = std::thread([shared = shared_] {
-#if REDLOCK_SYNC_LEADER
-      run_background(*shared);
-      ::close(shared->kick);
-#else
-      shared->loop_thread_id = std::this_thread::get_id();
-      uv_run(shared->own_loop.get(), UV_RUN_DEFAULT);
-#endif
+      if (shared->callers_lead) {
+        run_background(*shared);
+        ::close(shared->kick);
+      } else {
+        shared->loop_thread_id = std::this_thread::get_id();
+        uv_run(shared->own_loop.get(), UV_RUN_DEFAULT);
+      }
       // Every handle is closed once uv_run returns; the loop can go.
       if (uv_loop_close(shared->own_loop.get()) != 0) {
         // A handle is still open: a bug, but leaking the loop beats crashing.
@@ -156,10 +154,12 @@ bool LoopThread::post(std::function<void()> task) {
     // Under the mutex: stop() cannot close the handle between the push and the send.
     uv_async_send(&shared_->wakeup);
   }
-#if REDLOCK_SYNC_LEADER
   if (shared_->unattended.load()) call_background(*shared_);
-#endif
   return true;
+}
+
+bool LoopThread::callers_lead() const noexcept {
+  return shared_->callers_lead;
 }
 
 bool LoopThread::on_loop_thread() const noexcept {
@@ -180,9 +180,7 @@ void LoopThread::drain(uv_async_s* handle) {
 
 bool LoopThread::stop(std::function<void(std::function<void()> closed)> last) {
   if (!begin_stop(std::move(last))) return false;
-#if REDLOCK_SYNC_LEADER
   if (shared_->unattended.load()) call_background(*shared_);
-#endif
   return true;
 }
 
@@ -217,7 +215,7 @@ void LoopThread::wait_finished() {
   finished.wait();
 }
 
-#if REDLOCK_SYNC_LEADER
+// --- leader/followers ---------------------------------------------------------------
 
 thread_local LoopThread::Shared* LoopThread::leading_caller_of_ = nullptr;
 
@@ -583,7 +581,5 @@ void LoopThread::finish(Waiter& waiter) {
   // The last touch: the waiter may return (and free it) once woken.
   ::sem_post(&waiter.woken_);
 }
-
-#endif
 
 }  // namespace redlock::detail

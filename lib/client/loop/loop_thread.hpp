@@ -7,11 +7,7 @@
 // whichever thread runs that loop, recognised from the loop's first iteration after
 // construction (a wakeup is sent at once for that).
 
-#if REDLOCK_SYNC_LEADER
 #include <semaphore.h>
-
-#include "client/util/small_function.hpp"
-#endif
 
 #include <atomic>
 #include <functional>
@@ -21,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "client/util/small_function.hpp"
+
 struct uv_loop_s;
 struct uv_async_s;
 
@@ -29,8 +27,9 @@ namespace redlock::detail {
 class LoopThread {
  public:
   /// `external` null: creates a loop and a thread that runs it. Otherwise the caller's
-  /// loop, which the caller runs.
-  explicit LoopThread(uv_loop_s* external = nullptr);
+  /// loop, which the caller runs. `callers_lead` (own loop only): synchronous callers may
+  /// run the loop themselves (lead()).
+  explicit LoopThread(uv_loop_s* external = nullptr, bool callers_lead = false);
   /// Requires stop() to have been called. Joins an own thread (detaches it when called on
   /// that thread itself, from one of its callbacks).
   ~LoopThread();
@@ -57,8 +56,10 @@ class LoopThread {
   /// and with the caller's loop (which may not be running). Safe from several threads.
   void wait_finished();
 
-#if REDLOCK_SYNC_LEADER
-  /// Leader/followers (own loop only). Whoever runs the loop leads: the background thread,
+  /// Whether synchronous callers may lead (lead()): an own loop built with callers_lead.
+  bool callers_lead() const noexcept;
+
+  /// Leader/followers (callers_lead() only). Whoever runs the loop leads: the background thread,
   /// or a synchronous caller, so the library's own callbacks run on whichever thread leads
   /// (on_loop_thread() is true there); the application's run on the background thread
   /// alone (defer_to_background). A caller that finds nobody leading takes the loop,
@@ -106,13 +107,11 @@ class LoopThread {
   static bool caller_leads() noexcept;
   /// Requires caller_leads().
   static void defer_to_background(ApplicationCall call);
-#endif
 
  private:
   struct Shared;
   static void drain(uv_async_s* handle);
   bool begin_stop(std::function<void(std::function<void()> closed)> last);
-#if REDLOCK_SYNC_LEADER
   static void run_background(Shared& shared);
   static bool run_until_done(Shared& shared, Waiter& waiter);
   // Whether a synchronous call came within the last sync_calls_window.
@@ -127,7 +126,6 @@ class LoopThread {
   static void call_background(Shared& shared);
   // Takes a follower out of the queue (lead_mutex held).
   static void unlink(Shared& shared, Waiter& waiter);
-#endif
 
   // Shared with the thread and the wakeup handle, which may outlive this object when
   // stop() ran on the loop thread or the loop is the caller's.

@@ -8,9 +8,7 @@
 #include <exception>
 #include <utility>
 
-#if REDLOCK_SYNC_LEADER
 #include "client/loop/loop_thread.hpp"
-#endif
 
 namespace redlock::detail {
 
@@ -31,14 +29,12 @@ void call_user_here(const char* what, Callback& callback, Args&&... args) noexce
 /// callback: the one given may not outlive this call.
 template <typename Callback, typename... Args>
 void call_user(const char* what, Callback& callback, Args&&... args) noexcept {
-#if REDLOCK_SYNC_LEADER
   if (LoopThread::caller_leads()) {
     return LoopThread::defer_to_background(
         [what, callback, ... args = std::forward<Args>(args)]() mutable {
           call_user_here(what, callback, std::move(args)...);
         });
   }
-#endif
   call_user_here(what, callback, std::forward<Args>(args)...);
 }
 
