@@ -4,13 +4,16 @@
 # redlock-bench/v1 line with completed cycles; so does redlock-fanout-limit, whose line
 # must carry the fields bench/compare joins on. A run with --series and --fault-command
 # has its windows and the fault's times, and a cluster member counts as one member. Not
-# a timing test: any cycles/s above zero passes.
+# a timing test: any cycles/s above zero passes. redlock-memory-soak, given, prints a line
+# per second with the process' resident memory while one node hangs.
 #
-#   smoke_test.sh path/to/redlock-bench path/to/compose/local-cluster [path/to/redlock-fanout-limit]
+#   smoke_test.sh path/to/redlock-bench path/to/compose/local-cluster \
+#     [path/to/redlock-fanout-limit [path/to/redlock-memory-soak]]
 set -euo pipefail
 bench=$1
 cluster=$2
 limit=${3:-}
+soak=${4:-}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/redlock-bench-smoke.XXXXXX")
 # A JSON line goes to the checks as a file: with every node event of a loaded run in its
 # series, one line can pass the 128 KiB the kernel allows a single argument.
@@ -28,8 +31,8 @@ trap cleanup EXIT
 nodes=$("$cluster" start -n 5 --dir "$dir" -q)
 # Each driver with the exclusive lock, then each primitive of the lock family (4 workers
 # never contend for 4 permits).
-runs=("--driver threads" "--driver async --observer" "--mode shared" "--mode permits --permits 4"
-      "--mode keys --keys 3 --driver async")
+runs=("--driver threads" "--driver threads --sync-calls hand_off" "--driver async --observer"
+      "--mode shared" "--mode permits --permits 4" "--mode keys --keys 3 --driver async")
 for flags in "${runs[@]}"; do
   # shellcheck disable=SC2086 # the flags are words on purpose
   line=$("$bench" --nodes "$nodes" $flags --workers 4 --duration 1 --warmup 0.2)
@@ -44,6 +47,7 @@ assert run["mode"] == mode, (run["mode"], mode)
 assert run["permits"] == (4 if mode == "permits" else None), run["permits"]
 assert run["keys_per_lock"] == (3 if mode == "keys" else 1), run["keys_per_lock"]
 assert run["observer"] == ("--observer" in flags), run["observer"]
+assert run["sync_calls"] == ("hand_off" if "hand_off" in flags else "lead"), run["sync_calls"]
 # The semaphore's quorum for 4 permits on 5 nodes is all of them.
 assert run["quorum"] == (5 if mode == "permits" else 3), run["quorum"]
 # Only that cycles complete: a loaded machine may legitimately fail some attempts.
@@ -87,6 +91,21 @@ assert run["cycles"] > 0, ("no cycle completed", run["error_kinds"])
 assert run["redis_cpu_us_per_cycle"] is None and run["redis_commands_per_cycle"] is None, run
 print("ok: a cluster member beside five servers,", run["cycles"], "cycles")
 PY
+
+if [[ -n $soak ]]; then
+  "$soak" --nodes "$nodes" --threads 4 --pause 1 --duration 2 --every 1 --sync-calls hand_off \
+    >"$dir/soak.jsonl"
+  python3 - "$dir/soak.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+assert [line["t_s"] for line in lines] == [0, 1, 2], lines
+assert all(line["rss_kb"] > 0 and line["paused"] == 1 for line in lines), lines
+assert lines[0]["sync_calls"] == "hand_off", lines[0]
+# One node of five stopped leaves a quorum: cycles complete.
+assert lines[-1]["cycles"] > 0, lines[-1]
+print("ok: memory soak,", lines[-1]["cycles"], "cycles,", lines[-1]["rss_kb"], "kB")
+PY
+fi
 
 [[ -n $limit ]] || exit 0
 line=$("$limit" --nodes "$nodes" --workers 4 --duration 0.5 --warmup 0.1 --label smoke --run 2)

@@ -109,6 +109,12 @@ Config parse_command_line(int argc, char** argv) {
                  "lock_async() chains, each awaiting its unlock_async() before the next attempt")
       ->check(CLI::IsMember({"threads", "async"}))
       ->capture_default_str();
+  std::string sync_calls = "lead";
+  app.add_option("--sync-calls", sync_calls,
+                 "Options::sync_calls of --driver threads: lead (a caller that finds the client "
+                 "idle runs its loop) or hand_off (every call posted to the loop thread)")
+      ->check(CLI::IsMember({"lead", "hand_off"}))
+      ->capture_default_str();
   app.add_option("--workers,-w", config.workers, "Concurrent workers")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
@@ -220,6 +226,8 @@ Config parse_command_line(int argc, char** argv) {
     std::exit(2);
   }
   config.driver = driver == "async" ? DriverKind::async : DriverKind::threads;
+  config.sync_calls =
+      sync_calls == "hand_off" ? redlock::SyncCalls::hand_off : redlock::SyncCalls::lead;
   if (*ops_option || *cycles_option) config.ops = ops;
   config.ttl = std::chrono::milliseconds(ttl_ms);
   config.wait = std::chrono::milliseconds(wait_ms);

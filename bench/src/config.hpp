@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <redlock/options.hpp>
+
 namespace redlock_bench {
 
 /// distinct: a key per worker; hot: one key for all. The lock family: shared, every
@@ -46,6 +48,8 @@ struct Config {
   std::vector<pid_t> pids;
   /// Options::observer set to one that counts every event: the cost of being observed.
   bool observer = false;
+  /// Options::sync_calls (the synchronous calls of --driver threads).
+  redlock::SyncCalls sync_calls = redlock::SyncCalls::lead;
   /// Options::member_guard.replicas_to_ack: WAIT R behind every grant (0: none).
   int replicas_to_ack = 0;
   /// Options::member_guard.observed_restarts (the restart rule; on by default).

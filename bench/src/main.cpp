@@ -134,6 +134,7 @@ int run(const Config& config) {
   redlock::Options options;
   options.nodes = config.nodes;
   options.node_timeout = config.node_timeout;
+  options.sync_calls = config.sync_calls;
   if (config.observer) options.observer = std::make_shared<CountingObserver>();
   std::shared_ptr<SeriesObserver> series;
   if (config.series.count() > 0) {

@@ -51,6 +51,7 @@ std::string report_line(RunFacts facts) {
   out["driver"] = "libuv + hiredis reader (own connection layer)";
   out["label"] = config.label;
   out["observer"] = config.observer;
+  out["sync_calls"] = config.sync_calls == redlock::SyncCalls::lead ? "lead" : "hand_off";
   out["run"] = config.run;
   out["mode"] = to_string(config.mode);
   // Beyond the shared schema: the lock family's parameters (null or 1 where they do not
