@@ -25,7 +25,10 @@ enum class SyncCalls {
   /// A call that finds the client idle runs the client's loop on its own thread until its
   /// answer came: no thread handoff. One that finds the loop busy hands its work over
   /// and sleeps until its answer (one wake). The application's callbacks still run on the
-  /// client's own thread alone.
+  /// client's own thread alone. While a caller runs the loop, the client's I/O runs at
+  /// that thread's pace: callers at a low scheduling priority (SCHED_IDLE, a high nice)
+  /// on a busy machine would delay the client's other calls and watchdogs until their
+  /// answers came, as a starved loop thread would; such a process chooses hand_off.
   lead,
   /// Every call is posted to the loop thread and sleeps until the answer comes back: two
   /// thread switches per call; less memory with many calling threads while a node hangs
