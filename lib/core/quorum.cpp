@@ -62,6 +62,23 @@ Decision QuorumRound::record(int index, Vote vote, std::uint64_t token) {
   return decision_;
 }
 
+Decision QuorumRound::abandon_pending() {
+  if (decision_ == Decision::undecided) {
+    decision_ = Decision::impossible;
+    grants_at_decision_ = grants_;
+    max_token_at_decision_ = max_token_;
+  }
+  return decision_;
+}
+
+std::chrono::microseconds straggler_allowance(std::chrono::microseconds slowest_answer,
+                                              std::chrono::milliseconds node_timeout) {
+  constexpr std::chrono::microseconds shortest{2000};
+  const std::chrono::microseconds longest =
+      std::max<std::chrono::microseconds>(node_timeout, shortest);
+  return std::clamp(4 * slowest_answer, shortest, longest);
+}
+
 FailureKind QuorumRound::failure_kind() const noexcept {
   return failures_ + uncounted_ > nodes() - quorum_ ? FailureKind::unreachable
                                                     : FailureKind::contention;

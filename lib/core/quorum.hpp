@@ -4,6 +4,7 @@
 // reply that settles it — enough grants, or too few grants still possible — so nobody
 // waits for a timeout that cannot change the outcome.
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -71,6 +72,14 @@ class QuorumRound {
   /// contention, whatever the reachable minority answered.
   FailureKind failure_kind() const noexcept;
 
+  /// Another holder refused on some node while the round is open: the quorum now hangs on
+  /// the nodes still pending.
+  bool contended() const noexcept { return decision_ == Decision::undecided && refusals_ > 0; }
+  /// The caller stops waiting for the nodes still pending (straggler_allowance ran out):
+  /// an undecided round is decided impossible with the votes so far, a contention unless
+  /// the failures alone rule a quorum out. Returns the decision.
+  Decision abandon_pending();
+
   /// The largest token among the grants counted at the decision (fencing: the counters
   /// the granted nodes returned; 0 without fencing).
   std::uint64_t max_token() const noexcept { return max_token_at_decision_; }
@@ -87,5 +96,17 @@ class QuorumRound {
   int grants_at_decision_ = 0;
   std::uint64_t max_token_at_decision_ = 0;
 };
+
+/// How long, from its start, a contended acquire attempt (QuorumRound::contended) waits
+/// for the nodes that have not answered, given the slowest answer so far: four times
+/// that, at least 2 ms, at most `node_timeout`. A node that is silent (paused, or
+/// blackholed by a partition) is met anew by every new client, and an attempt that waits
+/// a whole node timeout for it keeps its partial grants on the others, where they refuse
+/// every other contender for as long: with a node silent, contenders split the nodes
+/// round after round and nobody wins. Giving up on a straggler is always safe (the
+/// attempt's value is released everywhere); an attempt no one else contests never gives
+/// up early.
+std::chrono::microseconds straggler_allowance(std::chrono::microseconds slowest_answer,
+                                              std::chrono::milliseconds node_timeout);
 
 }  // namespace redlock::core

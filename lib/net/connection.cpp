@@ -236,12 +236,21 @@ class ConnectionImpl final : public Connection, private TransportSink {
   // The connection's own reasons to refuse a command; the pipeline has its own.
   bool admit(ReplyCallback& callback) {
     if (phase_ == Phase::closed) {
-      defer(
-          {std::move(callback), make_error_code(errc::cancelled), where_ + ": connection closed"});
+      defer({std::move(callback),
+             make_error_code(errc::cancelled),
+             where_ + ": connection closed",
+             nullptr,
+             {},
+             /*unsent=*/true});
       return false;
     }
     if (phase_ == Phase::backoff) {
-      defer({std::move(callback), last_error_, "not connected, last error: " + last_detail_});
+      defer({std::move(callback),
+             last_error_,
+             "not connected, last error: " + last_detail_,
+             nullptr,
+             {},
+             /*unsent=*/true});
       return false;
     }
     return true;

@@ -25,7 +25,7 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
 void Completion::run() {
   if (!callback) return;
   ReplyCallback call = std::exchange(callback, nullptr);
-  call(ReplyView{error, detail, reply});
+  call(ReplyView{error, detail, reply, unsent});
 }
 
 void ReplyDeleter::operator()(redisReply* reply) const noexcept {
@@ -52,17 +52,18 @@ Completion Pipeline::failure(ReplyCallback callback, std::error_code error,
 
 std::optional<Completion> Pipeline::admit(ReplyCallback& callback,
                                           std::chrono::milliseconds timeout) {
+  std::optional<Completion> refused;
   if (timeout.count() <= 0) {
-    return failure(std::move(callback), make_error_code(errc::timeout),
-                   options_.where + ": no time left for the command (timeout " +
-                       std::to_string(timeout.count()) + " ms)");
+    refused = failure(std::move(callback), make_error_code(errc::timeout),
+                      options_.where + ": no time left for the command (timeout " +
+                          std::to_string(timeout.count()) + " ms)");
+  } else if (options_.max_pending > 0 && entries_.size() >= options_.max_pending) {
+    refused = failure(std::move(callback), make_error_code(errc::overloaded),
+                      options_.where + ": " + std::to_string(entries_.size()) +
+                          " commands already pending (max_pending)");
   }
-  if (options_.max_pending > 0 && entries_.size() >= options_.max_pending) {
-    return failure(std::move(callback), make_error_code(errc::overloaded),
-                   options_.where + ": " + std::to_string(entries_.size()) +
-                       " commands already pending (max_pending)");
-  }
-  return std::nullopt;
+  if (refused) refused->unsent = true;
+  return refused;
 }
 
 std::optional<Completion> Pipeline::command(std::span<const std::string_view> argv,

@@ -57,6 +57,8 @@ struct Completion {
   /// Set by match() when the reply was NOSCRIPT and the script was queued again as EVAL
   /// (there is no callback then): the script's name, for the observer.
   std::string_view reloaded_script;
+  /// See ReplyView::unsent.
+  bool unsent = false;
 
   /// Calls the callback, if any, once: it is taken out before it runs.
   void run();

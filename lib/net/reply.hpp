@@ -18,6 +18,9 @@ struct ReplyView {
   std::error_code error;
   std::string_view detail;
   const redisReply* reply = nullptr;
+  /// The command was refused before any byte of it was written (not connected, queue
+  /// full, no time left): the node surely did not apply it.
+  bool unsent = false;
 };
 
 using ReplyCallback = std::function<void(const ReplyView&)>;

@@ -136,25 +136,40 @@ void Kind::tokens_of(const RoundResult& acquired, std::optional<std::uint64_t>& 
 }
 
 Kind::Holder Kind::holder_on_quorum(const RoundResult& refused) const {
-  Holder holder;
+  const auto& outcomes = refused.outcomes;
+  // The exclusive lock has one holder: the value that refused on the most nodes. Another
+  // contender's leftover on a node it does not hold is no holder, and refusals by
+  // several values with none on a quorum are a split vote. A semaphore's or read-write
+  // lock's refusals may name several holders that all hold; a key set's name the holder
+  // of one of its keys each: every refusal counts.
+  const std::string* most = nullptr;
+  int most_count = 0;
   int held = 0;
-  int same = 0;
-  for (const auto& outcome : refused.outcomes) {
-    if (outcome.status != NodeStatus::held) continue;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].status != NodeStatus::held) continue;
     ++held;
+    if (held_ || outcomes[i].holder.empty()) continue;
+    int same = 0;
+    for (std::size_t j = i; j < outcomes.size(); ++j) {
+      if (outcomes[j].status == NodeStatus::held && outcomes[j].holder == outcomes[i].holder) {
+        ++same;
+      }
+    }
+    if (same > most_count) most = &outcomes[i].holder, most_count = same;
+  }
+  Holder holder;
+  const int counted = held_ ? held : most_count;
+  holder.on_quorum = counted >= refused.quorum && counted > 0;
+  if (!holder.on_quorum) return holder;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status != NodeStatus::held) continue;
+    if (most != nullptr && outcome.holder != *most) continue;
     if (holder.value.empty() && !outcome.holder.empty()) holder.value = outcome.holder;
-    if (outcome.holder == holder.value) ++same;
     if (outcome.remaining_ttl.count() >= 0 &&
         (!holder.expires_in || outcome.remaining_ttl < *holder.expires_in)) {
       holder.expires_in = outcome.remaining_ttl;
     }
   }
-  // The exclusive lock has one holder: refusals by several values on a quorum are a split
-  // vote between contenders. A semaphore's or read-write lock's refusals may name several
-  // holders that all hold; a key set's name the holder of one of its keys each.
-  const int counted = held_ ? held : same;
-  holder.on_quorum = counted >= refused.quorum && counted > 0;
-  if (!holder.on_quorum) holder.expires_in.reset();
   return holder;
 }
 

@@ -97,7 +97,8 @@ class Kind {
     bool on_quorum = false;
     /// The shortest remaining TTL among them, if the nodes told it.
     std::optional<std::chrono::milliseconds> expires_in;
-    /// The value of the first refusing holder.
+    /// The exclusive lock's: the value that refused on the most nodes (a contender's
+    /// leftover on another node is not the holder); for the others the first one's.
     std::string value;
   };
   Holder holder_on_quorum(const RoundResult& refused) const;

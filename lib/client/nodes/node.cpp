@@ -757,6 +757,7 @@ NodeReply failed_call(const net::ReplyView& view) {
   NodeReply reply;
   reply.error = view.error;
   reply.detail = std::string(view.detail);
+  reply.unsent = view.unsent;
   if (view.error == errc::timeout) {
     reply.status = NodeStatus::timeout;
   } else if (view.error == errc::cancelled) {

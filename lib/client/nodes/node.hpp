@@ -52,6 +52,9 @@ struct NodeReply {
   /// A grant's replica acknowledgements (WAIT), when the node was asked for them
   /// (Node::require_replica_acks); required 0 otherwise.
   core::ReplicaAcks acks;
+  /// A failure before the command left this client (net::ReplyView::unsent): the node
+  /// surely did not apply it.
+  bool unsent = false;
 };
 
 using NodeCallback = std::function<void(NodeReply&&)>;

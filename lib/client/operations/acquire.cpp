@@ -170,7 +170,7 @@ class AcquireOperation final : public Cancellable,
         },
         vote_owner_action,
         [self = shared_from_this()](RoundResult& round) { self->on_attempt(round); },
-        kind_.quorum());
+        {.quorum = kind_.quorum(), .abandon_stragglers_within = node_timeout_});
   }
 
   void on_attempt(RoundResult& round) {
@@ -207,10 +207,10 @@ class AcquireOperation final : public Cancellable,
     auto holder = kind_.holder_on_quorum(round);
     facts.holder_on_quorum = holder.on_quorum;
     facts.holder_expires_in = holder.expires_in;
-    facts.holder = std::move(holder.value);
     const bool holder_seen = holder.on_quorum && holder.expires_in && kind_.sleeps_on_holder();
-    facts.leaving = holder.on_quorum &&
-                    engine_->notifier().announced_released(*watch_id_, round.single_holder());
+    facts.leaving =
+        holder.on_quorum && engine_->notifier().announced_released(*watch_id_, holder.value);
+    facts.holder = std::move(holder.value);
     facts.announced_in_flight = round.failure == core::FailureKind::contention &&
                                 engine_->notifier().attempt_failed(*watch_id_, holder_seen);
     if (round.failure != core::FailureKind::contention) {
@@ -234,7 +234,7 @@ class AcquireOperation final : public Cancellable,
         },
         vote_owner_action,
         [self = shared_from_this()](RoundResult& fenced) { self->on_write_back(fenced); },
-        kind_.quorum());
+        {.quorum = kind_.quorum()});
   }
 
   void on_write_back(RoundResult& fenced) {
@@ -307,7 +307,8 @@ class AcquireOperation final : public Cancellable,
   // is queued behind it on each node's connection. An attempt whose value may sit on a
   // quorum may be the holder other clients' waiters saw, so its release is announced;
   // split votes stay unannounced (node.hpp, Announce). A writer's intent stays while it
-  // waits (it keeps new readers out).
+  // waits (it keeps new readers out). A closing client waits for these releases on the
+  // nodes that answered the attempt, not on one that did not (Client::close()).
   void release_leftovers() {
     if (!last_round_) return;
     // Moved out before anything is sent: the attempt is over, and a reference into
@@ -321,8 +322,12 @@ class AcquireOperation final : public Cancellable,
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const auto& outcome = round.outcomes[i];
       if (outcome.status == NodeStatus::held || outcome.error == errc::wrong_kind) continue;
-      kind_.send_release(*nodes[i], value, announce, node_timeout_,
-                         engine_->count_release([](NodeReply) {}), /*keep_intent=*/true);
+      const bool answered =
+          outcome.status != NodeStatus::pending && outcome.status != NodeStatus::timeout;
+      kind_.send_release(
+          *nodes[i], value, announce, node_timeout_,
+          answered ? engine_->count_release([](NodeReply) {}) : [](NodeReply) {},
+          /*keep_intent=*/true);
     }
   }
 

@@ -163,7 +163,7 @@ void start_inspect(const std::shared_ptr<Engine>& engine, std::string key,
         }
         done(std::move(*views));
       },
-      0, /*wait_for_all=*/true);
+      {.wait_for_all = true});
 }
 
 }  // namespace redlock::detail

@@ -76,7 +76,7 @@ void start_extend(const std::shared_ptr<Engine>& engine, std::shared_ptr<const H
         }
         done(valid_until);
       },
-      quorum);
+      {.quorum = quorum});
 }
 
 void start_extend(const LockState& lock, milliseconds ttl, ExtendDone done) {
@@ -122,7 +122,7 @@ void start_release(const std::shared_ptr<Engine>& engine, std::shared_ptr<const 
         }
         done(released_from(round.outcomes));
       },
-      nodes - quorum + 1, /*wait_for_all=*/false, /*counts_releases=*/true);
+      {.quorum = nodes - quorum + 1, .counts_releases = true});
   // After the sends: a waiter of this client woken now has its acquire queued behind
   // the release on every connection.
   if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {
@@ -142,7 +142,7 @@ void start_status(const std::shared_ptr<Engine>& engine, std::string key, millis
           return done(cancelled_error("status " + quote_key(key)));
         done(std::move(round.outcomes));
       },
-      0, /*wait_for_all=*/true);
+      {.wait_for_all = true});
 }
 
 }  // namespace redlock::detail

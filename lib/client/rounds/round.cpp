@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "client/engine/engine.hpp"
+#include "client/loop/timer.hpp"
 #include "client/rounds/outcome_pool.hpp"
 #include "client/util/spare_pool.hpp"
 #include "core/member_guard.hpp"
@@ -34,6 +35,12 @@ struct RoundState {
   int callbacks_left = 0;
   int recording = 0;
   std::optional<Engine::ReleaseTally> releases;
+  // RoundRules::abandons_stragglers: the loop for the straggler timer, made only when a
+  // contended round waits on one; the slowest answer so far measures its allowance.
+  uv_loop_s* straggler_loop = nullptr;
+  std::chrono::milliseconds straggler_timeout{0};
+  std::chrono::microseconds slowest_answer{0};
+  TimerPtr straggler_timer;
 
   void reset(int nodes, int quorum_size, VoteRule vote_rule, bool all) {
     quorum.reset(nodes, quorum_size);
@@ -63,10 +70,12 @@ struct RoundState {
     callbacks_left = 0;
     recording = 0;
     releases.reset();
+    straggler_loop = nullptr;
+    slowest_answer = std::chrono::microseconds(0);
   }
 
   void answered(std::size_t index, NodeReply&& reply) {
-    if (releases) releases->landed();
+    if (releases && decided) releases->landed();
     --callbacks_left;
     // The decision's callback may make other nodes answer from inside it (a node closed
     // there fails its calls at once): the last of them must not free the state under it.
@@ -89,6 +98,7 @@ struct RoundState {
     // which is not worth a clock read per node sent.
     outcome.latency = std::chrono::duration_cast<std::chrono::microseconds>(now - result.start);
     if (reply.status == NodeStatus::cancelled) result.cancelled = true;
+    if (reply.unsent) ++result.unsent;
     auto vote = rule(reply.status);
     // A release's "gone" is no grant: a member that lost the key has let it go too.
     if (vote == core::Vote::granted && rule != vote_gone && nodes != nullptr) {
@@ -97,7 +107,22 @@ struct RoundState {
     quorum.record(static_cast<int>(index), vote, reply.token);
     if (vote == core::Vote::granted) merge_tokens(reply.tokens);
     const bool settled = wait_for_all ? quorum.pending() == 0 : quorum.settled();
-    if (settled) report(now);
+    if (settled) return report(now);
+    if (straggler_loop != nullptr && quorum.contended()) wait_for_stragglers(outcome.latency, now);
+  }
+
+  // (Re)arms the straggler timer for the allowance the slowest answer so far gives.
+  void wait_for_stragglers(std::chrono::microseconds latency, core::Clock::time_point now) {
+    slowest_answer = std::max(slowest_answer, latency);
+    const auto allowance = core::straggler_allowance(slowest_answer, straggler_timeout);
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(result.start + allowance - now);
+    if (!straggler_timer) straggler_timer = Timer::create(straggler_loop);
+    straggler_timer->start(std::max(left, std::chrono::milliseconds(0)), [this] {
+      if (!decided) return;
+      quorum.abandon_pending();
+      result.abandoned = true;
+      report(core::Clock::now());
+    });
   }
 
   // The grant of a member in its guard period, or one that too few of its replicas
@@ -123,6 +148,12 @@ struct RoundState {
   }
 
   void report(core::Clock::time_point now) {
+    if (straggler_timer) straggler_timer->stop();
+    // A release confirmed on enough nodes holds the client's shutdown no longer: the
+    // others have it written to their connections, which a close ends with a FIN behind
+    // it, so a node that is only slow still applies it, and one that is silent would keep
+    // a closing client waiting for nothing (Client::close()).
+    if (releases) releases->landed(callbacks_left);
     result.decision = quorum.decision();
     if (wait_for_all && result.decision == core::Decision::undecided) {
       result.decision = core::Decision::impossible;
@@ -163,6 +194,7 @@ void recycle(RoundState* state) {
   owned->decided = nullptr;
   owned->nodes = nullptr;
   owned->releases.reset();
+  owned->straggler_timer.reset();
   spare_rounds().give_back(std::move(owned));
 }
 
@@ -203,23 +235,6 @@ core::Vote vote_gone(NodeStatus status) {
   }
 }
 
-std::optional<std::chrono::milliseconds> RoundResult::single_holder_ttl() const {
-  const std::string* holder = nullptr;
-  int held = 0;
-  std::optional<std::chrono::milliseconds> shortest;
-  for (const auto& outcome : outcomes) {
-    if (outcome.status != NodeStatus::held) continue;
-    if (holder != nullptr && outcome.holder != *holder) return std::nullopt;
-    holder = &outcome.holder;
-    ++held;
-    if (outcome.remaining_ttl.count() >= 0 && (!shortest || outcome.remaining_ttl < *shortest)) {
-      shortest = outcome.remaining_ttl;
-    }
-  }
-  if (held < quorum) return std::nullopt;
-  return shortest;
-}
-
 std::optional<std::chrono::milliseconds> RoundResult::split_clears_in() const {
   // A node that had not answered when enough refusals decided the round counts as free:
   // its answer is on the way, and a grant is deleted with the others. If it was held, the
@@ -235,13 +250,6 @@ std::optional<std::chrono::milliseconds> RoundResult::split_clears_in() const {
   return core::split_clears_in(quorum, may_be_free, std::move(refusing_ttls));
 }
 
-std::string RoundResult::single_holder() const {
-  for (const auto& outcome : outcomes) {
-    if (outcome.status == NodeStatus::held) return outcome.holder;
-  }
-  return {};
-}
-
 bool RoundResult::orders_first(std::string_view own_value) const {
   bool contended = false;
   for (const auto& outcome : outcomes) {
@@ -253,9 +261,11 @@ bool RoundResult::orders_first(std::string_view own_value) const {
 }
 
 bool RoundResult::may_hold_quorum() const {
-  int possible = 0;
+  int possible = -unsent;
   for (const auto& outcome : outcomes) {
-    if (outcome.status != NodeStatus::held) ++possible;
+    if (outcome.status == NodeStatus::held) continue;
+    if (abandoned && outcome.status == NodeStatus::pending) continue;
+    ++possible;
   }
   return possible >= quorum;
 }
@@ -283,11 +293,12 @@ std::string RoundResult::summary(const char* verb) const {
   return text;
 }
 
-void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided decided, int quorum,
-               bool wait_for_all, bool counts_releases) {
+void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided decided,
+               RoundRules rules) {
   auto& nodes = engine.nodes();
   const int n = static_cast<int>(nodes.size());
-  auto* state = new_round(n, quorum == 0 ? engine.quorum() : quorum, rule, wait_for_all);
+  auto* state =
+      new_round(n, rules.quorum == 0 ? engine.quorum() : rules.quorum, rule, rules.wait_for_all);
   state->decided = std::move(decided);
   state->nodes = &nodes;
   state->result.quorum = state->quorum.quorum();
@@ -306,7 +317,11 @@ void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided deci
     return;
   }
   state->callbacks_left = n;
-  if (counts_releases) state->releases = engine.count_releases(n);
+  if (rules.counts_releases) state->releases = engine.count_releases(n);
+  if (rules.abandon_stragglers_within.count() > 0) {
+    state->straggler_loop = engine.loop();
+    state->straggler_timeout = rules.abandon_stragglers_within;
+  }
   const FanOut fan_out;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     send(*nodes[i], [state, i](NodeReply&& reply) { state->answered(i, std::move(reply)); });

@@ -40,22 +40,25 @@ struct RoundResult {
   core::Clock::time_point decided_at;
   /// Some node's call was cancelled because the client closed.
   bool cancelled = false;
+  /// Decided impossible before the nodes still `pending` answered (RoundRules::
+  /// abandons_stragglers).
+  bool abandoned = false;
 
   bool reached() const noexcept { return decision == core::Decision::reached; }
-  /// When one other owner holds the key on at least a quorum of nodes (a real holder,
-  /// not a split vote between contenders): the shortest remaining TTL among them.
-  std::optional<std::chrono::milliseconds> single_holder_ttl() const;
   /// A failed acquire attempt whose own grants are being deleted: how long until the
   /// entries that refused it leave a quorum free (core::split_clears_in), if they can.
   std::optional<std::chrono::milliseconds> split_clears_in() const;
-  /// The value of the first node that reported another holder ("" when none did).
-  std::string single_holder() const;
   /// A split vote's order (core::split_vote_retry): `own_value`, the failed attempt's,
   /// orders before every value that refused it. False when no node reported a holder.
   bool orders_first(std::string_view own_value) const;
+  /// Nodes whose failure came before the command left this client (NodeReply::unsent).
+  int unsent = 0;
+
   /// Our value may sit on a quorum: at least a quorum of nodes granted, did not answer
-  /// in time or failed in transit; only a node that reported another holder surely
-  /// does not hold it. True of every reached round.
+  /// in time or failed in transit; a node that reported another holder, or that the
+  /// command never reached, surely does not hold it, and neither does, as far as any
+  /// other client can have seen, a straggler an abandoned round gave up on (a node
+  /// silent for us is silent for them). True of every reached round.
   bool may_hold_quorum() const;
   /// Every node timed out or had not answered when the round was decided: typical of a
   /// node_timeout below the round trip.
@@ -81,14 +84,27 @@ using SendToNode = FunctionRef<void(Node& node, NodeCallback done)>;
 /// enough for an engine, a keeper and the caller's own callback.
 using RoundDecided = SmallFunction<void(RoundResult&), 96>;
 
+/// How a round decides, beyond its vote rule.
+struct RoundRules {
+  /// 0 = the engine's quorum.
+  int quorum = 0;
+  /// Decide only when every node answered (status queries).
+  bool wait_for_all = false;
+  /// The round sends releases, which the engine's shutdown waits for (Engine::count_release)
+  /// until each node answered.
+  bool counts_releases = false;
+  /// An acquire attempt's node timeout: once another holder refused and the quorum hangs
+  /// on nodes that have not answered, they get core::straggler_allowance (at most this),
+  /// then the round is decided impossible (those nodes stay `pending` in its outcomes).
+  /// 0: every node gets its whole deadline.
+  std::chrono::milliseconds abandon_stragglers_within{0};
+};
+
 /// Starts a round over every node of `engine` (loop thread). `decided` runs exactly once,
 /// on the loop thread, never from inside this call. It gets the result by reference: what
 /// it keeps it moves out, and what it leaves (the outcomes with their node names) the
-/// next round reuses instead of allocating it again. `quorum` 0 = the engine's quorum;
-/// `wait_for_all` decides only when every node answered (status queries);
-/// `counts_releases`: the round sends releases, which the engine's shutdown waits for
-/// (Engine::count_release) until each node answered.
-void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided decided, int quorum = 0,
-               bool wait_for_all = false, bool counts_releases = false);
+/// next round reuses instead of allocating it again.
+void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided decided,
+               RoundRules rules = {});
 
 }  // namespace redlock::detail
