@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "drain.hpp"
 #include "duration.hpp"
 #include "exit_codes.hpp"
 #include "report.hpp"
@@ -50,13 +49,12 @@ int acquire(const GlobalOptions& globals, const AcquireArguments& args) {
   // As in run: the wait covers an outage too, unless --fail-fast.
   auto acquired = client->lock(args.key, options);
   if (!acquired) {
-    drain(*client, args.key);
     report_failure("acquire \"" + args.key + "\"", acquired.error(), client->quorum());
     return exit_code_for(acquired.error());
   }
-  // The round was decided by the first majority; the members still answering get the
-  // value too before we exit, so that the lock outlives the loss of one of those.
-  drain(*client, args.key);
+  // The round was decided by the first majority. The members that had not answered yet
+  // have the acquire on their connections, which the exit ends with a FIN behind it:
+  // they apply it too, so the lock outlives the loss of one of the first majority.
   const auto text = describe_lock(args.key, *acquired, args.json);
   if (std::fputs(text.c_str(), stdout) == EOF || std::fflush(stdout) != 0) {
     // Nobody learnt the value, so nobody could release the lock: give it back now

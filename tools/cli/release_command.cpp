@@ -4,7 +4,6 @@
 #include <memory>
 #include <string>
 
-#include "drain.hpp"
 #include "exit_codes.hpp"
 #include "report.hpp"
 #include "subcommands.hpp"
@@ -21,7 +20,6 @@ struct ReleaseArguments {
 int release(const GlobalOptions& globals, const ReleaseArguments& args) {
   auto client = globals.make_client();
   auto released = client->release(args.key, args.value);
-  drain(*client, args.key);
   if (!released) {
     report_failure("release \"" + args.key + "\"", released.error(), client->quorum());
     return exit_code_for(released.error());

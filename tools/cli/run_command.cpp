@@ -10,7 +10,6 @@
 
 #include "child_process.hpp"
 #include "child_supervisor.hpp"
-#include "drain.hpp"
 #include "duration.hpp"
 #include "exit_codes.hpp"
 #include "interruptible_lock.hpp"
@@ -124,7 +123,6 @@ int run(const GlobalOptions& globals, const RunArguments& args) {
   }
   auto& acquired = *acquisition.result;
   if (!acquired) {
-    drain(*client, args.key);
     if (!(args.quiet && acquired.error() == errc::conflict)) {
       report_failure("run \"" + args.key + "\"", acquired.error(), quorum_of(*client, args));
     }
@@ -158,14 +156,12 @@ int run(const GlobalOptions& globals, const RunArguments& args) {
   } catch (const std::system_error& e) {
     report("cannot run \"" + args.command.front() + "\": " + e.code().message());
     (void)lock.unlock();
-    drain(*client, args.key);
     return e.code().value() == ENOENT ? exit_code::not_found : exit_code::cannot_execute;
   }
 
   const auto outcome =
       supervise(*child, lock, signals, *lost, lost_signal, quorum_of(*client, args));
   auto released = lock.unlock();
-  drain(*client, args.key);
   if (outcome.lost) return exit_code::lost;
   if (!released) {
     // The command ran under the lock; a release that did not reach a quorum only

@@ -222,8 +222,9 @@ Engine::ReleaseTally Engine::count_releases(int count) {
   return ReleaseTally(state_);
 }
 
-void Engine::ReleaseTally::landed() const {
-  if (--state_->releases_in_flight == 0 && state_->on_releases_landed) {
+void Engine::ReleaseTally::landed(int count) const {
+  if (count <= 0) return;
+  if ((state_->releases_in_flight -= count) == 0 && state_->on_releases_landed) {
     std::exchange(state_->on_releases_landed, nullptr)();
   }
 }

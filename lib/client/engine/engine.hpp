@@ -110,10 +110,11 @@ class Engine : public std::enable_shared_from_this<Engine> {
   /// once must not leave its value on the nodes that had not answered yet.
   NodeCallback count_release(NodeCallback done);
   /// count_release for a round's releases at once, without wrapping each node's callback
-  /// (an allocation per node): landed() once per node answer.
+  /// (an allocation per node): landed() once per node answer, or for all the nodes still
+  /// out once the round no longer needs them.
   class ReleaseTally {
    public:
-    void landed() const;
+    void landed(int count = 1) const;
 
    private:
     friend class Engine;
