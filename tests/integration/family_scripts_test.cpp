@@ -2,9 +2,9 @@
 // redis-server processes hold afterwards: an application's own data under a family key
 // is refused as another kind and left byte for byte as it was; an extend never brings
 // back an entry that expired on its node; a key set's release deletes only the keys its
-// value holds; a fencing write-back raises no counter on a node where the caller holds
-// nothing. Node state that no client could produce in a test's time (an entry expired on
-// one node only, a key taken over) is written with raw commands.
+// value holds; a fencing write-back (exclusive, writer, key set) raises no counter on a
+// node where the caller holds nothing. Node state that no client could produce in a test's time (an
+// entry expired on one node only, a key taken over) is written with raw commands.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -287,6 +287,25 @@ TEST_F(FamilyScriptsTest, AKeySetsReleaseDeletesOnlyTheKeysItsValueHolds) {
 // Nodes 3 and 4 are held by another writer (or another holder of key "b"), so only nodes
 // 0-2 grant; node 0's counter is ahead, so the token is 11 and is written back. A node
 // that did not grant holds nothing of ours: its counter must stay as it was.
+TEST_F(FamilyScriptsTest, AnExclusiveFencingWriteBackSkipsANodeWhereAnotherValueHoldsTheKey) {
+  // The write-back goes to every node; where another value holds the key (it refused us,
+  // or took the key over after our grant expired there), raising the counter to our token
+  // would hand that holder's next successor a token that says nothing of our write.
+  for (std::size_t node : {3u, 4u}) {
+    cluster()[node].command({"SET", "ex", other_value, "PX", "60000"});
+  }
+  cluster()[0].command({"SET", "ex:fence", "10"});
+  auto client = Client::create(options());
+  auto lock = client->lock("ex", {.ttl = 10s, .fencing = true});
+  ASSERT_TRUE(lock) << lock.error().message();
+  EXPECT_EQ(lock->fencing_token(), 11u);
+  settle();
+  for (std::size_t node : {0u, 1u, 2u}) EXPECT_EQ(counter(node, "ex"), "11") << "node " << node;
+  for (std::size_t node : {3u, 4u}) {
+    EXPECT_EQ(counter(node, "ex"), "(nil)") << "node " << node << " raised without holding";
+  }
+}
+
 TEST_F(FamilyScriptsTest, AWritersFencingWriteBackSkipsANodeItDoesNotHold) {
   for (std::size_t node : {3u, 4u}) {
     cluster()[node].command(
