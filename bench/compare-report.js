@@ -167,6 +167,21 @@ const target = (name, ours, theirs, theirsText, r, required, ok) => {
 };
 
 {
+  // Short-lived clients on one key (bench/short-lived): the paused row against the
+  // healthy one of the same runs, and no run may fail.
+  const healthy = med('short-lived-8', 'ours', 'ops_per_s');
+  const paused = med('short-lived-8-pause1', 'ours', 'ops_per_s');
+  if (healthy != null && paused != null) {
+    const r = ratio(paused, healthy);
+    target('8 short-lived clients on one key, a node paused, vs healthy', `${fmt(paused, 0)}/s`, healthy,
+      `${fmt(healthy, 0)}/s`, r, '≥ 0.5', r >= 0.5);
+    const failed = worst(runsOf('short-lived-8-pause1', 'ours').map((row) => row.failed_runs));
+    target('8 short-lived clients on one key, a node paused: failed runs (worst run)', `${failed}`, 0, '0',
+      failed, '0', failed === 0);
+  }
+}
+
+{
   const ours = med('distinct-1', 'ours', 'acquire_ms.p50');
   const theirs = med('distinct-1', 'node', 'acquire_ms.p50');
   const r1 = ratio(ours, theirs);
