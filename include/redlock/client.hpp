@@ -178,8 +178,12 @@ class REDLOCK_EXPORT Client {
   /// watchdogs stop (on_lost is not called; locks still held expire by their TTL); an
   /// acquisition that completes meanwhile is released, not handed out; releases already
   /// sent (an unlock_async() just before, even in the same callback) get up to one node
-  /// deadline to land; then the connections close and every pending callback runs with
-  /// errc::cancelled. After close, calls fail with errc::cancelled and async callbacks run
+  /// deadline plus 50 ms to be confirmed: an unlock until it is confirmed on enough nodes
+  /// that no quorum can still hold the value, a failed attempt's clean-up on the nodes
+  /// that answered the attempt. The rest is not waited for: it is written on its
+  /// connection, which closes with a FIN behind it, so a slow node still applies it and
+  /// a silent one (paused, cut off) applies it when it wakes, or the TTL ends it. Then
+  /// the connections close and every pending callback runs with errc::cancelled. After close, calls fail with errc::cancelled and async callbacks run
   /// at once on the calling thread. Idempotent, and safe from several threads at once:
   /// from another thread it returns when the shutdown is complete (a second caller waits
   /// for the first); on the loop thread, and always with Options::loop, it returns at
