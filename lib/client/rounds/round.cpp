@@ -121,7 +121,11 @@ struct RoundState {
       if (!decided) return;
       quorum.abandon_pending();
       result.abandoned = true;
+      // As in answered(): the decision's callback may close the nodes, whose pending
+      // calls then answer from inside it; the last of them must not free the state here.
+      ++recording;
       report(core::Clock::now());
+      if (--recording == 0 && callbacks_left == 0) recycle(this);
     });
   }
 
