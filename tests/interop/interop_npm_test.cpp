@@ -1,7 +1,8 @@
 // Interoperation with the npm `redlock` package (v5, over ioredis) on the same five real
 // nodes: each side's lock excludes the other, neither side's release deletes the other's
 // lock, and a key contended by our threads and a Node process is never held by both at
-// once. The Node side is npm_redlock_peer.js, run to completion for each step.
+// once, also when our side is loops of the `redlock` CLI (a new client per section) and
+// both sides must get a share. The Node side is npm_redlock_peer.js, run to completion.
 //
 // Skipped (with the reason) when `node` is not on PATH or the package is not installed:
 // scripts/setup installs nodejs and npm and runs `npm ci` of bench/node into
@@ -200,6 +201,65 @@ TEST_F(InteropNpmTest, MixedContentionNeverOverlaps) {
   EXPECT_GT(ours, 0);
   EXPECT_GT(theirs, 0);
 }
+
+#ifdef REDLOCK_CLI
+TEST_F(InteropNpmTest, OurCliLoopsAndNpmProcessesShareOneKey) {
+  // Three loops of `redlock run --wait`, a new client per section as cron runs them, and
+  // three Node processes on one key for 6 s, every section the same racy increment of a
+  // counter on the sixth Redis. npm redlock keeps a failed attempt's entries until they
+  // expire and polls; ours wait for announcements and retry the moment such entries
+  // leave a quorum free. Both sides must get a share (ours at least a third of theirs),
+  // and the counter must equal the sections of both (no overlap).
+  constexpr int loops = 3;
+  constexpr auto run_for = 6s;
+  const std::string counter_port = std::to_string(storage().port());
+  std::string nodes;
+  for (const auto& url : cluster().urls()) nodes += (nodes.empty() ? "" : ",") + url;
+  const std::string section = "v=$(redis-cli -p " + counter_port +
+                              " GET counter); sleep 0.002; redis-cli -p " + counter_port +
+                              " SET counter $((${v:-0}+1)) >/dev/null";
+  const std::string run = "REDLOCK_NODES='" + nodes + "' '" + REDLOCK_CLI +
+                          "' run --quiet --ttl 3s --wait 10s interop:fleet -- sh -c '" + section +
+                          "'";
+  std::vector<std::future<std::string>> npm;
+  for (int i = 0; i < loops; ++i) {
+    npm.push_back(std::async(std::launch::async, [&] {
+      return peer("contend interop:fleet 3000 " +
+                  std::to_string(std::chrono::seconds(run_for).count()) + " " + counter_port);
+    }));
+  }
+  std::atomic<int> ours{0};
+  std::atomic<int> failed{0};
+  const auto deadline = Clock::now() + run_for;
+  std::vector<std::thread> shells;
+  for (int i = 0; i < loops; ++i) {
+    shells.emplace_back([&] {
+      while (Clock::now() < deadline) {
+        if (std::system(run.c_str()) == 0) {
+          ++ours;
+        } else {
+          ++failed;
+        }
+      }
+    });
+  }
+  for (auto& shell : shells) shell.join();
+  int theirs = 0;
+  for (auto& side : npm) {
+    const auto line = side.get();
+    const auto count = after(line, "sections");
+    ASSERT_NE(count, "") << line;
+    theirs += std::stoi(count);
+  }
+  std::printf("critical sections: ours %d (%d runs failed), npm redlock's %d\n", ours.load(),
+              failed.load(), theirs);
+  const auto counter = storage().command({"GET", "counter"});
+  ASSERT_FALSE(counter.is_nil());
+  EXPECT_EQ(std::stoll(counter.str), ours + theirs) << "critical sections overlapped";
+  EXPECT_GT(theirs, 0);
+  EXPECT_GE(3 * ours, theirs) << "ours " << ours << ", npm redlock's " << theirs;
+}
+#endif
 
 }  // namespace
 }  // namespace redlock
