@@ -15,12 +15,15 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <redlock/redlock.hpp>
 
 #include "cli/cli_process.hpp"
 #include "support/redis_server.hpp"
@@ -32,6 +35,7 @@ using namespace std::chrono_literals;
 
 struct Phase {
   int sections = 0;
+  int library_sections = 0;  // of the long-lived client's threads, when the phase has them
   int failed_runs = 0;
   int overlaps = 0;
   std::string first_failure;
@@ -61,8 +65,10 @@ class CliContentionTest : public ::testing::Test {
     return list;
   }
 
-  // Runs the eight loops for one phase on the key `key`.
-  Phase run_phase(const std::string& key) {
+  // Runs the loops for one phase on the key `key`: `cli_loops` of the CLI and, beside
+  // them, `library_threads` threads of one long-lived client of this process taking the
+  // same key with the same section.
+  Phase run_phase(const std::string& key, int cli_loops = loops, int library_threads = 0) {
     const auto phase_dir = dir_ + "/" + key;
     std::filesystem::create_directories(phase_dir);
     // The section: take a directory nobody else may hold (mkdir is atomic), count, hold
@@ -73,16 +79,40 @@ class CliContentionTest : public ::testing::Test {
     const std::vector<std::string> args{"--nodes", nodes(), "run", "--ttl", "3s", "--wait",
                                         "20s",     key,     "--",  "sh",    "-c", section};
     std::atomic<int> failed{0};
-    std::vector<std::string> failures(loops);
+    std::atomic<int> library_sections{0};
+    std::vector<std::string> failures(static_cast<std::size_t>(cli_loops + library_threads));
     const auto end = std::chrono::steady_clock::now() + phase_length;
     std::vector<std::thread> threads;
-    for (int i = 0; i < loops; ++i) {
+    std::shared_ptr<Client> client;
+    if (library_threads > 0) {
+      Options options;
+      options.nodes = cluster_.urls();
+      client = Client::create(options);
+    }
+    for (int i = 0; i < library_threads; ++i) {
+      threads.emplace_back([&, i] {
+        while (std::chrono::steady_clock::now() < end) {
+          auto lock = client->lock(key, {.ttl = 3s, .wait = 20s});
+          if (!lock) {
+            ++failed;
+            failures[static_cast<std::size_t>(cli_loops + i)] = lock.error().message();
+            continue;
+          }
+          ++library_sections;
+          if (std::system(section.c_str()) != 0) ++failed;
+          (void)lock->unlock();
+        }
+      });
+    }
+    for (int i = 0; i < cli_loops; ++i) {
       threads.emplace_back([&, i] {
         while (std::chrono::steady_clock::now() < end) {
           const auto result = run_cli(args, {}, 60s);
           if (result.exit_code != 0) {
             ++failed;
-            if (failures[i].empty()) failures[i] = result.err;
+            if (failures[static_cast<std::size_t>(i)].empty()) {
+              failures[static_cast<std::size_t>(i)] = result.err;
+            }
           }
         }
       });
@@ -92,6 +122,7 @@ class CliContentionTest : public ::testing::Test {
     phase.sections = count_lines(phase_dir + "/sections");
     phase.overlaps = count_lines(phase_dir + "/overlaps");
     phase.failed_runs = failed.load();
+    phase.library_sections = library_sections.load();
     for (const auto& failure : failures) {
       if (!failure.empty()) phase.first_failure = failure;
     }
@@ -136,6 +167,29 @@ TEST_F(CliContentionTest, EightShortLivedLoopsKeepHalfTheirPaceWithOneNodePaused
       << "paused " << paused.sections << " vs healthy " << healthy.sections;
   EXPECT_GE(2 * killed.sections, healthy.sections)
       << "killed " << killed.sections << " vs healthy " << healthy.sections;
+}
+
+TEST_F(CliContentionTest, CliLoopsAndALongLivedClientShareOneKeyWithANodePaused) {
+  // A mixed fleet: four CLI loops (new clients, meeting the paused node anew each time)
+  // and four threads of one long-lived client of the library (which learns the node is
+  // silent), healthy and then with a node paused. The long-lived client hands the key
+  // from one of its threads to the next in one round trip (README, "Long work and
+  // waiting"), so it takes nearly every turn (about 104 of 108 sections, healthy or
+  // not); what a node down must not do is fail a run or slow the fleet below half its
+  // healthy pace.
+  const auto healthy = run_phase("mixed-healthy", 4, 4);
+  cluster_[1].pause();
+  const auto paused = run_phase("mixed-paused", 4, 4);
+  cluster_[1].resume();
+  for (const auto* phase : {&healthy, &paused}) {
+    std::printf("mixed, %s: %d sections, %d of them the library's, %d failed, %d overlaps\n",
+                phase == &healthy ? "healthy" : "node 2 paused", phase->sections,
+                phase->library_sections, phase->failed_runs, phase->overlaps);
+    EXPECT_EQ(phase->overlaps, 0);
+    EXPECT_EQ(phase->failed_runs, 0) << phase->first_failure;
+    EXPECT_GT(phase->library_sections, 0) << "the library's threads starved";
+  }
+  EXPECT_GE(2 * paused.sections, healthy.sections);
 }
 
 }  // namespace
