@@ -525,6 +525,15 @@ std::size_t ClusterRouter::pending() const noexcept {
   return total;
 }
 
+bool ClusterRouter::has_unwritten() const noexcept {
+  if (closed_) return false;
+  if (!waiting_.empty()) return true;
+  for (const auto& shard : shards_) {
+    if (shard->connection && shard->connection->has_unwritten()) return true;
+  }
+  return false;
+}
+
 const ConnectionStats& ClusterRouter::stats() const noexcept {
   stats_ = {};
   for (const auto& shard : shards_) {

@@ -72,6 +72,8 @@ class ClusterRouter final : public Connection {
   /// The home connection's state.
   ConnectionState state() const noexcept;
   std::size_t pending() const noexcept;
+  /// A command waits for the slot map or is not written on its shard's connection yet.
+  bool has_unwritten() const noexcept;
   /// Summed over the shards' connections.
   const ConnectionStats& stats() const noexcept;
 

@@ -186,6 +186,9 @@ class ConnectionImpl final : public Connection, private TransportSink {
   }
 
   std::size_t pending() const noexcept { return pipeline_.pending(); }
+  bool has_unwritten() const noexcept {
+    return phase_ != Phase::closed && phase_ != Phase::backoff && pipeline_.has_unsent();
+  }
 
   const ConnectionStats& stats() const noexcept {
     stats_.commands = pipeline_.commands();
@@ -850,6 +853,9 @@ ConnectionState Connection::state() const noexcept {
 }
 std::size_t Connection::pending() const noexcept {
   return routes_ ? router(this)->pending() : impl(this)->pending();
+}
+bool Connection::has_unwritten() const noexcept {
+  return routes_ ? router(this)->has_unwritten() : impl(this)->has_unwritten();
 }
 const ConnectionStats& Connection::stats() const noexcept {
   return routes_ ? router(this)->stats() : impl(this)->stats();

@@ -202,6 +202,11 @@ class Connection {
   ConnectionState state() const noexcept;
   /// Commands queued or in flight, including timed-out ones whose reply is still due.
   std::size_t pending() const noexcept;
+  /// Some accepted command is not written to the socket yet and will be once the
+  /// connection is ready (it is connecting, resolving a Sentinel group's master, or a
+  /// cluster's slot map is not known yet). False while it backs off or is closed: those
+  /// commands fail instead.
+  bool has_unwritten() const noexcept;
   const ConnectionStats& stats() const noexcept;
 
  private:

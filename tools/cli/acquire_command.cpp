@@ -52,9 +52,11 @@ int acquire(const GlobalOptions& globals, const AcquireArguments& args) {
     report_failure("acquire \"" + args.key + "\"", acquired.error(), client->quorum());
     return exit_code_for(acquired.error());
   }
-  // The round was decided by the first majority. The members that had not answered yet
-  // have the acquire on their connections, which the exit ends with a FIN behind it:
-  // they apply it too, so the lock outlives the loss of one of the first majority.
+  // The round was decided by the first majority. close() lets the members still
+  // connecting (a Sentinel group still resolving its master) write the acquire first;
+  // the others have it on their connections, which the exit ends with a FIN behind it.
+  // So every member that answers gets the value, and the lock outlives the loss of one
+  // of the first majority, without waiting for a member that is silent.
   const auto text = describe_lock(args.key, *acquired, args.json);
   if (std::fputs(text.c_str(), stdout) == EOF || std::fflush(stdout) != 0) {
     // Nobody learnt the value, so nobody could release the lock: give it back now
@@ -65,6 +67,7 @@ int acquire(const GlobalOptions& globals, const AcquireArguments& args) {
   // Leave without running the Lock's destructor, which would release the lock: holding
   // it after we exit is the point of acquire. The nodes expire it after the TTL unless
   // `redlock extend` or `redlock release` comes first.
+  client->close();
   ::_exit(exit_code::ok);
 }
 

@@ -240,7 +240,10 @@ void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
 
   // Releases already sent (an unlock just before close(), in the same callback or from
   // another thread) get up to one node deadline to land before the connections close
-  // under them. Nothing waits when none is outstanding.
+  // under them, and commands not written yet (a member still connecting, or resolving
+  // its master) as long to be written: a lock left held on purpose (`redlock acquire`)
+  // then reaches every member that answers, not only the first majority. Nothing waits
+  // when neither is outstanding.
   auto timer = std::make_shared<TimerPtr>();
   auto close_nodes = [state, timer, done = std::move(done)] {
     if (state->nodes_closed) return;
@@ -251,13 +254,33 @@ void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
     if (state->notifier) state->notifier->close();
     done();
   };
-  if (state->releases_in_flight == 0) return close_nodes();
+  // Written commands have no event of their own: a millisecond's poll, only while
+  // something is left, and at most `grace`.
+  struct Check {
+    std::shared_ptr<LoopState> state;
+    std::shared_ptr<TimerPtr> timer;
+    core::Clock::time_point deadline;
+    std::function<void()> close_nodes;
+
+    bool done() const {
+      if (state->releases_in_flight > 0) return false;
+      return std::none_of(state->nodes.begin(), state->nodes.end(),
+                          [](const auto& node) { return node->has_unwritten(); });
+    }
+    void operator()() const {
+      if (state->nodes_closed) return;
+      if (done() || core::Clock::now() >= deadline) return close_nodes();
+      if (*timer) (*timer)->start(std::chrono::milliseconds(1), *this);
+    }
+  };
+  Check check{state, timer, core::Clock::now() + grace, std::move(close_nodes)};
+  if (check.done()) return check.close_nodes();
   *timer = Timer::create(loop);
-  (*timer)->start(grace, close_nodes);
+  (*timer)->start(std::chrono::milliseconds(1), check);
   // The last release lands inside its node's reply callback, where the node must not be
-  // closed: the nodes close on the next loop turn.
-  state->on_releases_landed = [timer, close_nodes] {
-    if (*timer) (*timer)->start(std::chrono::milliseconds(0), close_nodes);
+  // closed: the check runs on the next loop turn.
+  state->on_releases_landed = [timer, check] {
+    if (*timer) (*timer)->start(std::chrono::milliseconds(0), check);
   };
 }
 

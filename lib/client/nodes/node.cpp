@@ -261,6 +261,10 @@ class RedisNode final : public Node {
     send_script_release(script, keys, args, timeout, interpret, 0, std::move(done));
   }
 
+  bool has_unwritten() const noexcept override {
+    return connection_ && connection_->has_unwritten();
+  }
+
   void close() override {
     unsent_releases_.clear();
     retry_timer_.reset();

@@ -136,6 +136,10 @@ class Node {
   /// nothing: their grants never carry a requirement.
   virtual void require_replica_acks(int replicas) { (void)replicas; }
 
+  /// Some call is not written to the member yet and will be once its connection is
+  /// ready (client shutdown waits for it, Client::close()). Test fakes keep false.
+  virtual bool has_unwritten() const noexcept { return false; }
+
   /// Fails every pending call with cancelled and stops reconnecting. Calls made
   /// afterwards are answered cancelled too, exactly once, on a later loop turn.
   virtual void close() = 0;
