@@ -185,6 +185,84 @@ TEST(MemberStart, ARefusedInfoOnAReconnectIsTakenForARestart) {
   EXPECT_FALSE(core::guarded(first.guard(), t0)) << "a first contact without the young rule";
 }
 
+// A server that refuses INFO (an ACL user without +info) on its first connection is met
+// all the same: it cannot say it restarted, so every reconnect after it is taken for a
+// restart, whether the reconnect's INFO is refused again or answered (the identity before
+// is unknown, so a change cannot be ruled out). Each sequence of answers over a first
+// connection and a reconnect, with the observed rule on and off.
+TEST(MemberStart, AMemberWhoseInfoWasRefusedIsRememberedAndEveryReconnectGuardsIt) {
+  enum class Answer { refused, answered };
+  struct Case {
+    Answer first;
+    Answer reconnect;
+    bool observed;
+    bool guarded;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {Answer::refused, Answer::refused, true, true, "INFO refused"},
+      {Answer::refused, Answer::answered, true, true, "INFO refused on the connection before"},
+      {Answer::answered, Answer::refused, true, true, "INFO refused"},
+      {Answer::answered, Answer::answered, true, false, ""},
+      {Answer::refused, Answer::refused, false, false, ""},
+      {Answer::refused, Answer::answered, false, false, ""},
+  };
+  for (const auto& c : cases) {
+    const std::string where = std::string(c.first == Answer::refused ? "refused" : "answered") +
+                              " then " + (c.reconnect == Answer::refused ? "refused" : "answered") +
+                              (c.observed ? "" : ", observed rule off");
+    MemberStart start(rules(c.observed, false));
+    start.connected(t0);
+    if (c.first == Answer::refused) {
+      start.unanswered(t0);
+    } else {
+      start.learned(server("a", 1000s), t0);
+    }
+    EXPECT_FALSE(core::guarded(start.guard(), t0)) << where << ": a first contact";
+    start.connected(t0 + 5s);
+    if (c.observed) {
+      EXPECT_TRUE(core::guarded(start.guard(), t0 + 5s)) << where << ": unknown until INFO";
+    }
+    if (c.reconnect == Answer::refused) {
+      start.unanswered(t0 + 5s + 2ms);
+    } else {
+      start.learned(server("a", 1005s), t0 + 5s + 2ms);
+    }
+    EXPECT_EQ(core::guarded(start.guard(), t0 + 35s - 1ns), c.guarded) << where;
+    EXPECT_FALSE(core::guarded(start.guard(), t0 + 35s)) << where << ": from the reconnect";
+    EXPECT_NE(start.guard().reason.find(c.reason), std::string::npos)
+        << where << ": " << start.guard().reason;
+    // Answered on two reconnects after that: the first follows a refusal when the
+    // reconnect's INFO was refused, the second meets the server it met before.
+    start.connected(t0 + 40s);
+    start.learned(server("a", 1040s), t0 + 40s);
+    EXPECT_EQ(core::guarded(start.guard(), t0 + 40s), c.observed && c.reconnect == Answer::refused)
+        << where;
+    start.connected(t0 + 80s);
+    start.learned(server("a", 1080s), t0 + 80s);
+    EXPECT_FALSE(core::guarded(start.guard(), t0 + 80s)) << where << ": the same server again";
+  }
+}
+
+// A refused or unreadable INFO is told once, however many connections it refuses: it is
+// a setting to fix (grant +info), not an event.
+TEST(MemberStart, ARefusedInfoIsToldOnceNamingTheServer) {
+  std::vector<std::string> told;
+  auto r = rules(true, false);
+  r.who = "shard 127.0.0.1:7004: ";
+  r.on_misconfigured = [&](std::string_view why) { told.emplace_back(why); };
+  MemberStart start(std::move(r));
+  start.connected(t0);
+  start.unanswered(t0);
+  start.connected(t0 + 1s);
+  start.unanswered(t0 + 1s);
+  start.connected(t0 + 2s);
+  start.unanswered(t0 + 2s);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].rfind("shard 127.0.0.1:7004: INFO refused", 0), 0u) << told[0];
+  EXPECT_NE(told[0].find("+info"), std::string::npos) << told[0];
+}
+
 TEST(MemberStart, TheBoundIsReadWhenTheGuardStartsSoALongerTtlRaisedItInTime) {
   auto r = rules(true, false);
   auto bound = bound_of(30s);

@@ -157,6 +157,7 @@ void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
       rules.first_contact = options_.member_guard.young_on_first_contact;
       rules.bound = guard_bound_;
       rules.on_guarded = observe_guard(connection.endpoint.display, options_);
+      rules.on_misconfigured = observe_misconfiguration(connection.endpoint.display, options_);
       // Before any lock command: the first INFO's answer precedes their replies.
       if (rules.any()) state_->nodes.back()->watch_start(std::move(rules));
       if (options_.member_guard.replicas_to_ack > 0) {

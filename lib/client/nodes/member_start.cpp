@@ -55,7 +55,7 @@ MemberStart::MemberStart(Rules rules) : rules_(std::move(rules)) {
 
 void MemberStart::connected(core::Clock::time_point now) {
   connected_at_ = now;
-  if (last_ ? rules_.observed : rules_.first_contact) guard_.known = false;
+  if (met_ ? rules_.observed : rules_.first_contact) guard_.known = false;
 }
 
 void MemberStart::appeared(core::Clock::time_point now) {
@@ -67,18 +67,26 @@ void MemberStart::appeared(core::Clock::time_point now) {
 
 void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_point now) {
   guard_.known = true;
-  if (!last_ && appeared_) {
+  if (!met_ && appeared_) {
     guard_from(connected_at_,
                "became a master after this client met the member: a promoted replica may lack "
                "writes the member granted",
                now);
-  } else if (!last_) {
+  } else if (!met_) {
     // A freshly started fleet and one that lost its keys look the same from here: only
     // the opt-in rule takes a young member for one that may have lost keys.
     if (rules_.first_contact && identity.uptime < bound()) {
       guard_from(now - identity.uptime,
                  "up for only " + std::to_string(identity.uptime.count()) +
                      " s when first met: it may have restarted without its keys",
+                 now);
+    }
+  } else if (!last_) {
+    // The INFO before was refused: whether the server changed since is unknown.
+    if (rules_.observed) {
+      guard_from(connected_at_,
+                 "INFO refused on the connection before, so a restart cannot be ruled out: "
+                 "taken as restarted",
                  now);
     }
   } else if (rules_.observed && identity.run_id != last_->run_id) {
@@ -95,13 +103,25 @@ void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_poin
     guard_from(connected_at_,
                "replication id changed across a reconnect: failed over, keys may be lost", now);
   }
+  met_ = true;
   last_ = identity;
 }
 
 void MemberStart::unanswered(core::Clock::time_point now) {
   guard_.known = true;
-  if (last_ || appeared_ ? rules_.observed : rules_.first_contact) {
+  if (met_ || appeared_ ? rules_.observed : rules_.first_contact) {
     guard_from(connected_at_, "INFO refused, so its start is unknown: taken as restarted", now);
+  }
+  met_ = true;
+  last_.reset();
+  if (!refusal_told_ && rules_.any()) {
+    refusal_told_ = true;
+    if (rules_.on_misconfigured) {
+      rules_.on_misconfigured(
+          rules_.who +
+          "INFO refused or unreadable: a restart cannot be told from a reconnect, so every "
+          "reconnect is taken for one and guarded (grant the user +info)");
+    }
   }
 }
 

@@ -47,6 +47,10 @@ class MemberStart {
     /// reports it (NodeEventKind::guarded, a warning in the log) so an operator sees a
     /// member that does not count, not only a lock that fails.
     std::function<void(std::chrono::milliseconds, std::string_view)> on_guarded;
+    /// Told once per problem of the member's setup that weakens the guard: its server
+    /// refuses INFO (or answers one without a run_id), so a restart cannot be told from a
+    /// reconnect. The client reports it (NodeEventKind::misconfigured, a warning).
+    std::function<void(std::string_view)> on_misconfigured;
     /// Put before every reason: which server of the member it concerns ("shard
     /// 127.0.0.1:7001: "), where a member has several (a cluster's masters).
     std::string who;
@@ -64,8 +68,10 @@ class MemberStart {
   void appeared(core::Clock::time_point now);
   /// The connection's INFO answered.
   void learned(const ServerIdentity& identity, core::Clock::time_point now);
-  /// The connection's INFO was refused (an ACL, a renamed command): the server cannot
-  /// tell its start, so a reconnect is taken for a restart at the reconnect.
+  /// The connection's INFO was refused (an ACL, a renamed command) or could not be read:
+  /// the server cannot tell its start, so a reconnect is taken for a restart at the
+  /// reconnect, and so is the first INFO answered after a refused one. Told once
+  /// (Rules::on_misconfigured).
   void unanswered(core::Clock::time_point now);
 
   const core::MemberGuard& guard() const noexcept { return guard_; }
@@ -77,8 +83,14 @@ class MemberStart {
 
   Rules rules_;
   core::MemberGuard guard_;
+  /// Whether this client met the server (any connection of it answered INFO or refused
+  /// it): from then on a reconnect may reach a restarted one.
+  bool met_ = false;
+  /// Who the server said it was on its last connection; nullopt when that INFO was
+  /// refused, so that a change across the reconnect after it cannot be ruled out.
   std::optional<ServerIdentity> last_;
   bool appeared_ = false;
+  bool refusal_told_ = false;
   core::Clock::time_point connected_at_{};
 };
 
