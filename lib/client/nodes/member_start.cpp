@@ -48,9 +48,52 @@ std::optional<ServerIdentity> parse_server_identity(std::string_view info) {
   return identity;
 }
 
+void ServerRegistry::leave(MemberStart& start) {
+  std::erase(starts_, &start);
+  judge();
+}
+
+void ServerRegistry::judge() {
+  for (auto* start : starts_) {
+    const MemberStart* first = nullptr;
+    if (start->learned_at_ != 0) {
+      for (const auto* other : starts_) {
+        if (other->rules_.member == start->rules_.member || other->learned_at_ == 0 ||
+            other->learned_at_ > start->learned_at_ ||
+            other->last_->run_id != start->last_->run_id) {
+          continue;
+        }
+        if (first == nullptr || other->learned_at_ < first->learned_at_) first = other;
+      }
+    }
+    start->same_server_as(first);
+  }
+}
+
 MemberStart::MemberStart(Rules rules) : rules_(std::move(rules)) {
   // Met for the first time with the young-member rule on: unknown until it says its age.
   guard_.known = !rules_.first_contact;
+  if (rules_.registry) rules_.registry->enter(*this);
+}
+
+MemberStart::~MemberStart() {
+  if (rules_.registry) rules_.registry->leave(*this);
+}
+
+void MemberStart::same_server_as(const MemberStart* other) {
+  if (other == nullptr) {
+    guard_.same_server_as.clear();
+    return;
+  }
+  guard_.same_server_as = other->rules_.url;
+  if (same_server_told_ == other->rules_.url) return;
+  same_server_told_ = other->rules_.url;
+  if (rules_.on_misconfigured) {
+    rules_.on_misconfigured(rules_.who + "the same server (run_id " + last_->run_id + ") as " +
+                            other->rules_.url +
+                            ": one server must not vote twice, so this member does not count; "
+                            "name each server once in the nodes");
+  }
 }
 
 void MemberStart::connected(core::Clock::time_point now) {
@@ -104,7 +147,12 @@ void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_poin
                "replication id changed across a reconnect: failed over, keys may be lost", now);
   }
   met_ = true;
+  const bool same = last_ && learned_at_ != 0 && last_->run_id == identity.run_id;
   last_ = identity;
+  if (rules_.registry) {
+    if (!same) learned_at_ = rules_.registry->next_sequence();
+    rules_.registry->judge();
+  }
 }
 
 void MemberStart::unanswered(core::Clock::time_point now) {
@@ -114,6 +162,8 @@ void MemberStart::unanswered(core::Clock::time_point now) {
   }
   met_ = true;
   last_.reset();
+  learned_at_ = 0;
+  if (rules_.registry) rules_.registry->judge();
   if (!refusal_told_ && rules_.any()) {
     refusal_told_ = true;
     if (rules_.on_misconfigured) {
@@ -177,6 +227,10 @@ void MemberWatch::appeared(net::Connection& connection) {
 
 std::string guarded_detail(const core::MemberGuard& guard, core::Clock::time_point now) {
   if (!guard.known) return "not counted: the server has not said yet who it is";
+  if (!guard.same_server_as.empty()) {
+    return "not counted: the same server as " + guard.same_server_as +
+           ", which counts for it (two URLs naming one server)";
+  }
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(guard.until - now);
   return "not counted: guarded for another " + seconds_text(left) + " (" + guard.reason + ")";
 }

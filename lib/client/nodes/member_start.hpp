@@ -9,11 +9,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/member_guard.hpp"
 #include "net/connection.hpp"
@@ -31,6 +33,28 @@ struct ServerIdentity {
 /// Reads run_id, uptime_in_seconds, master_replid and master_replid2 out of an INFO reply;
 /// nullopt when run_id or uptime_in_seconds is missing.
 std::optional<ServerIdentity> parse_server_identity(std::string_view info);
+
+class MemberStart;
+
+/// The servers the members of one client reached, by run_id, so that two members naming
+/// one server (two URLs of one host: localhost and 127.0.0.1) do not give it two votes:
+/// the member whose INFO revealed a run_id that another member had already answered with
+/// does not count while both have it. The later one, not a fixed one, so that its grants,
+/// whose replies follow its INFO on its connection, are never counted before it is found
+/// out. Loop thread only; each MemberStart enters it when made and leaves it when gone.
+class ServerRegistry {
+ public:
+  void enter(MemberStart& start) { starts_.push_back(&start); }
+  void leave(MemberStart& start);
+  /// Re-judges every member after one's identity changed.
+  void judge();
+  /// The order in which run_ids were learned.
+  std::uint64_t next_sequence() noexcept { return ++sequence_; }
+
+ private:
+  std::vector<MemberStart*> starts_;
+  std::uint64_t sequence_ = 0;
+};
 
 class MemberStart {
  public:
@@ -54,10 +78,20 @@ class MemberStart {
     /// Put before every reason: which server of the member it concerns ("shard
     /// 127.0.0.1:7001: "), where a member has several (a cluster's masters).
     std::string who;
+    /// Shared by the members of one client: a member answering with the run_id of a
+    /// server another member reached first does not count. Null: not checked.
+    std::shared_ptr<ServerRegistry> registry;
+    /// Which member of the client this is (its index in Options::nodes; the shards of a
+    /// cluster member share it), and its URL without a password, for the registry.
+    int member = 0;
+    std::string url;
     bool any() const noexcept { return observed || first_contact; }
   };
 
   explicit MemberStart(Rules rules);
+  ~MemberStart();
+  MemberStart(const MemberStart&) = delete;
+  MemberStart& operator=(const MemberStart&) = delete;
 
   /// A connection to the member became ready at `now`: until its INFO is answered, a
   /// server this client met before may be another one, so its grants do not count.
@@ -78,6 +112,10 @@ class MemberStart {
   const Rules& rules() const noexcept { return rules_; }
 
  private:
+  friend class ServerRegistry;
+  /// ServerRegistry::judge: `other` (null: none) reached this server first.
+  void same_server_as(const MemberStart* other);
+
   void guard_from(core::Clock::time_point start, std::string reason, core::Clock::time_point now);
   std::chrono::milliseconds bound() const noexcept;
 
@@ -91,6 +129,9 @@ class MemberStart {
   std::optional<ServerIdentity> last_;
   bool appeared_ = false;
   bool refusal_told_ = false;
+  /// When this server's run_id was learned (ServerRegistry::next_sequence); 0: not known.
+  std::uint64_t learned_at_ = 0;
+  std::string same_server_told_;
   core::Clock::time_point connected_at_{};
 };
 
