@@ -334,6 +334,7 @@ TEST_F(CliTest, YoungMembersAreNotCountedUnlessTheGuardIsTurnedOff) {
     auto guarded = guarded_cli(args);
     EXPECT_EQ(guarded.exit_code, 3) << describe(guarded);
     EXPECT_THAT(guarded.err, HasSubstr("when first met")) << guarded.err;
+    EXPECT_THAT(guarded.err, HasSubstr("pass --no-guard-young-members")) << guarded.err;
     EXPECT_TRUE(eventually([&] { return holders("young-key") == 0; }))
         << "the guarded grants were not released";
   }
