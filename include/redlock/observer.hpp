@@ -119,7 +119,9 @@ enum class NodeEventKind {
   slot_map_read,
   /// the member is set up so that the guard (Options::member_guard) cannot judge it as
   /// it should; told once per problem, detail says which: its server refuses INFO (an
-  /// ACL user without +info), so every reconnect is taken for a restart and guarded
+  /// ACL user without +info), so every reconnect is taken for a restart and guarded; or
+  /// its server is one another member reached first (two URLs naming one server), so it
+  /// does not count
   misconfigured,
 };
 /// "connected", "down", "connect_failed", "reconnected", "script_reloaded", "overloaded",
