@@ -67,7 +67,7 @@ class Metrics final : public Observer {
                                 .Name("redlock_node_events_total")
                                 .Help("Node connection events: down, connect_failed, "
                                       "script_reloaded, overloaded, guarded, master_changed, "
-                                      "moved, ask, slot_map_read")
+                                      "moved, ask, slot_map_read, misconfigured")
                                 .Register(registry)),
         member_guarded_until_family_(
             ::prometheus::BuildGauge()
@@ -178,6 +178,7 @@ class Metrics final : public Observer {
       case NodeEventKind::moved:
       case NodeEventKind::ask:
       case NodeEventKind::slot_map_read:
+      case NodeEventKind::misconfigured:
         break;
     }
     node_events_family_.Add(with(node, "event", to_string(event.kind))).Increment();

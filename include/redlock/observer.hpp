@@ -117,9 +117,15 @@ enum class NodeEventKind {
   /// a Redis Cluster member's slot map was read: at the start, and again after a MOVED,
   /// a shard's failure or a shard's reconnect. detail: "shards 127.0.0.1:7000, ..."
   slot_map_read,
+  /// the member is set up so that the guard (Options::member_guard) cannot judge it as
+  /// it should; told once per problem, detail says which: its server refuses INFO (an
+  /// ACL user without +info), so every reconnect is taken for a restart and guarded; or
+  /// its server is one another member reached first (two URLs naming one server), so it
+  /// does not count
+  misconfigured,
 };
 /// "connected", "down", "connect_failed", "reconnected", "script_reloaded", "overloaded",
-/// "guarded", "master_changed", "moved", "ask", "slot_map_read".
+/// "guarded", "master_changed", "moved", "ask", "slot_map_read", "misconfigured".
 REDLOCK_EXPORT const char* to_string(NodeEventKind kind) noexcept;
 
 /// The connection to one node changed (NodeEventKind says how).

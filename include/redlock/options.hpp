@@ -53,8 +53,15 @@ struct TlsOptions {
 /// another holder still holds; its grants (and extends) then do not count toward a
 /// quorum until `longest_ttl` has passed since it came back, while its refusals still
 /// count. A guarded member's grant is released like any other. Each member is asked INFO
-/// once per connection (never per lock operation); a server that refuses INFO is taken
-/// for a restarted one on every reconnect.
+/// once per connection (never per lock operation); a server that refuses INFO (an ACL
+/// user without +info: docs/security.md) is taken for a restarted one on every reconnect,
+/// and so is a server answering INFO on the first connection after one it refused; the
+/// refusal is reported once per member (NodeEventKind::misconfigured, a warning). The
+/// same INFO tells two members that reach one server (two URLs of one host, such as
+/// localhost and 127.0.0.1): while both answer with one run_id, the one that answered it
+/// later does not count (its grants, extends included, are uncounted, its detail names
+/// the other URL), and the client reports it once (NodeEventKind::misconfigured). With
+/// both rules below off no INFO is sent and neither is checked.
 struct MemberGuardOptions {
   /// Guard a member whose restart or failover this client observes: its run_id or its
   /// replication id (master_replid) changed across a reconnect. Guarded from the

@@ -3,7 +3,7 @@
 namespace redlock::core {
 
 bool guarded(const MemberGuard& guard, Clock::time_point now) noexcept {
-  return !guard.known || now < guard.until;
+  return !guard.known || !guard.same_server_as.empty() || now < guard.until;
 }
 
 Vote counted_vote(Vote vote, const MemberGuard& guard, Clock::time_point now) noexcept {

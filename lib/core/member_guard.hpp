@@ -23,6 +23,10 @@ struct MemberGuard {
   Clock::time_point until = Clock::time_point::min();
   /// Why, for error details and status ("run_id changed across a reconnect").
   std::string reason;
+  /// Non-empty: the server is the one another member of the client already reached (the
+  /// same run_id, under another URL), named here; its grants do not count, so one server
+  /// never votes twice.
+  std::string same_server_as;
 };
 
 /// How many replicas acknowledged a member's write (WAIT), against how many the client
@@ -36,8 +40,8 @@ struct ReplicaAcks {
 /// `required` replicas acknowledged it.
 bool acked_enough(ReplicaAcks acks) noexcept;
 
-/// True while the member's grants do not count: unknown, or before `until`. The guard
-/// ends exactly at `until`.
+/// True while the member's grants do not count: unknown, the same server as another
+/// member, or before `until`. The guard ends exactly at `until`.
 bool guarded(const MemberGuard& guard, Clock::time_point now) noexcept;
 
 /// The vote that counts: a grant of a guarded member becomes Vote::uncounted; every other

@@ -67,16 +67,27 @@ class CliTest : public ::testing::Test {
     return list;
   }
 
-  /// `--nodes <the five> --node-timeout 100ms args...`: a node timeout generous enough
-  /// for a loaded machine, still short enough for a 1 s TTL.
+  /// `--nodes <the five> --node-timeout 100ms --no-guard-young-members args...`: a node
+  /// timeout generous enough for a loaded machine, still short enough for a 1 s TTL; the
+  /// test's servers, started (or restarted) moments ago, counted as a fleet started on
+  /// purpose is.
   static std::vector<std::string> with_nodes(std::vector<std::string> args) {
-    std::vector<std::string> full = {"--nodes", nodes(), "--node-timeout", "100ms"};
+    std::vector<std::string> full = {"--nodes", nodes(), "--node-timeout", "100ms",
+                                     "--no-guard-young-members"};
     full.insert(full.end(), args.begin(), args.end());
     return full;
   }
 
   static CliResult cli(std::vector<std::string> args) {
     return run_cli(with_nodes(std::move(args)));
+  }
+
+  /// As cli(), with the tool's default guard: a member up for less than --longest-ttl
+  /// when first met does not count.
+  static CliResult guarded_cli(std::vector<std::string> args) {
+    std::vector<std::string> full = {"--nodes", nodes(), "--node-timeout", "100ms"};
+    full.insert(full.end(), args.begin(), args.end());
+    return run_cli(full);
   }
 
   /// Nodes on which `key` is set (of those running and not paused).
@@ -312,22 +323,50 @@ TEST_F(CliTest, NoExtendTreatsTheEndOfTheTtlAsLost) {
   EXPECT_THAT(result.err, HasSubstr("expired while the command was still running"));
 }
 
-// A process that lives for one command never sees a member restart: with
-// --guard-young-members a member up for less than --longest-ttl does not count, so the
-// test's young servers refuse the lock (exit 3, naming why), and without it they serve.
-TEST_F(CliTest, GuardYoungMembersDoesNotCountMembersYoungerThanTheLongestTtl) {
-  auto guarded = cli({"--guard-young-members", "--longest-ttl", "1h", "acquire", "young-key"});
-  EXPECT_EQ(guarded.exit_code, 3) << describe(guarded);
-  EXPECT_THAT(guarded.err, HasSubstr("when first met")) << guarded.err;
-  EXPECT_EQ(holders("young-key"), 0) << "the guarded grants were not released";
+// A process that lives for one command never sees a member restart: by default a member
+// up for less than --longest-ttl does not count, so the test's young servers refuse the
+// lock (exit 3, naming why), and with --no-guard-young-members they serve.
+// --guard-young-members, once needed to turn the rule on, is still accepted.
+TEST_F(CliTest, YoungMembersAreNotCountedUnlessTheGuardIsTurnedOff) {
+  for (const bool old_flag : {false, true}) {
+    std::vector<std::string> args = {"--longest-ttl", "1h", "acquire", "young-key"};
+    if (old_flag) args.insert(args.begin(), "--guard-young-members");
+    auto guarded = guarded_cli(args);
+    EXPECT_EQ(guarded.exit_code, 3) << describe(guarded);
+    EXPECT_THAT(guarded.err, HasSubstr("when first met")) << guarded.err;
+    EXPECT_THAT(guarded.err, HasSubstr("pass --no-guard-young-members")) << guarded.err;
+    EXPECT_TRUE(eventually([&] { return holders("young-key") == 0; }))
+        << "the guarded grants were not released";
+  }
   auto plain = cli({"acquire", "young-key"});
   EXPECT_EQ(plain.exit_code, 0) << describe(plain);
   // status shows each guarded member, so an operator sees why locks fail.
-  auto status = cli({"--guard-young-members", "--longest-ttl", "1h", "status", "young-key"});
+  auto status = guarded_cli({"--longest-ttl", "1h", "status", "young-key"});
   EXPECT_EQ(status.exit_code, 0) << describe(status);
   EXPECT_THAT(status.out, HasSubstr("  not counted: guarded for another")) << status.out;
   auto trusting = cli({"status", "young-key"});
   EXPECT_THAT(trusting.out, Not(HasSubstr("guarded"))) << trusting.out;
+}
+
+// The README's cron user: a key held on exactly nodes 0-2, then node 0 restarted without
+// persistence. A second `redlock acquire` with the defaults must not take it on node 0's
+// grant and the two nodes that were down then: they are younger than the default
+// --longest-ttl (30 s), so they do not count, and it is refused, naming the guard.
+TEST_F(CliTest, ByDefaultAMemberRestartedWithoutItsKeysDoesNotCount) {
+  cluster()[3].kill9();
+  cluster()[4].kill9();
+  auto first = cli({"acquire", "--ttl", "20s", "cron-key"});
+  ASSERT_EQ(first.exit_code, 0) << describe(first);
+  cluster()[3].restart();
+  cluster()[4].restart();
+  cluster()[0].kill9();
+  cluster()[0].restart();
+  ASSERT_EQ(holders("cron-key"), 2) << "held on nodes 1 and 2 only";
+  auto second = guarded_cli({"acquire", "cron-key"});
+  EXPECT_EQ(second.exit_code, 3) << "two holders: " << describe(second);
+  EXPECT_THAT(second.err, HasSubstr("guarded for another")) << second.err;
+  EXPECT_TRUE(eventually([&] { return holders("cron-key") == 2; }))
+      << "the guarded grants were not released";
 }
 
 // The test nodes have no replicas: with --replicas-to-ack 1 no grant counts, and the

@@ -137,7 +137,7 @@ check "the pkg-config-built program locks on five nodes" "$work/pkg-config-app"
 
 step "the packaged redlock tool"
 check "redlock run holds the lock while its command runs" \
-  test "$("$root/usr/bin/redlock" run --wait 2s package:tool -- sh -c 'echo "$REDLOCK_KEY"')" = package:tool
+  test "$("$root/usr/bin/redlock" --no-guard-young-members run --wait 2s package:tool -- sh -c 'echo "$REDLOCK_KEY"')" = package:tool
 check "redlock status answers for all five nodes" \
   test "$("$root/usr/bin/redlock" status package:tool | grep -c '^redis://')" -eq 5
 

@@ -212,5 +212,42 @@ TEST_F(MemberGuardTest, ATtlBeyondTheDeclaredLongestIsRejectedNamingBoth) {
   EXPECT_EQ(extended.error().code(), make_error_code(errc::invalid_argument));
 }
 
+// Five URLs naming four servers, node 0 twice (as 127.0.0.1 and as localhost): that
+// server must not vote twice. An acquire cannot show it (whichever of the two URLs comes
+// second finds the key set by the first), an owner-checked extend can: with two of the
+// other servers stopped, node 0 and node 1 are two votes of five, not a quorum. The
+// duplicate is named in the error and told once to the observer.
+TEST_F(MemberGuardTest, TwoUrlsNamingOneServerGiveItOneVote) {
+  struct Told : Observer {
+    std::mutex mutex;
+    std::vector<std::string> seen;
+    void on_node(const NodeEvent& event) override {
+      if (event.kind != NodeEventKind::misconfigured) return;
+      std::lock_guard<std::mutex> hold(mutex);
+      seen.emplace_back(std::string(event.node) + ": " + std::string(event.detail));
+    }
+  };
+  auto told = std::make_shared<Told>();
+  auto opts = guarded(3s);
+  const auto same = "redis://localhost:" + std::to_string(cluster()[0].port());
+  opts.nodes = {cluster()[0].url(), same, cluster()[1].url(), cluster()[2].url(),
+                cluster()[3].url()};
+  opts.observer = told;
+  auto client = Client::create(opts);
+  auto lock = client->try_lock("guard:twice", 3s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  cluster()[2].kill9();
+  cluster()[3].kill9();
+  auto extended = lock->extend(3s);
+  ASSERT_FALSE(extended) << "one server voted twice";
+  EXPECT_NE(extended.error().message().find("the same server as"), std::string::npos)
+      << extended.error().message();
+  std::lock_guard<std::mutex> hold(told->mutex);
+  ASSERT_EQ(told->seen.size(), 1u) << ::testing::PrintToString(told->seen);
+  const bool names_both = told->seen[0].find(same) != std::string::npos &&
+                          told->seen[0].find(cluster()[0].url()) != std::string::npos;
+  EXPECT_TRUE(names_both) << told->seen[0];
+}
+
 }  // namespace
 }  // namespace redlock

@@ -74,6 +74,14 @@ TEST(MemberGuard, AnUnknownMemberIsGuardedWhateverItsTime) {
   EXPECT_EQ(counted_vote(Vote::granted, unknown, t0), Vote::uncounted);
 }
 
+TEST(MemberGuard, AMemberReachingTheSameServerAsAnotherIsGuardedWhateverItsTime) {
+  MemberGuard twice;
+  twice.same_server_as = "redis://127.0.0.1:7000";
+  EXPECT_TRUE(guarded(twice, Clock::time_point::max()));
+  EXPECT_EQ(counted_vote(Vote::granted, twice, t0), Vote::uncounted);
+  EXPECT_EQ(counted_vote(Vote::refused, twice, t0), Vote::refused);
+}
+
 // With replicas_to_ack = R, a grant counts only when at least R replicas acknowledged
 // it; refusals and failures are not judged by acknowledgements, and none required means
 // the grant counts as before.

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -183,6 +184,163 @@ TEST(MemberStart, ARefusedInfoOnAReconnectIsTakenForARestart) {
   first.connected(t0);
   first.unanswered(t0);
   EXPECT_FALSE(core::guarded(first.guard(), t0)) << "a first contact without the young rule";
+}
+
+// A server that refuses INFO (an ACL user without +info) on its first connection is met
+// all the same: it cannot say it restarted, so every reconnect after it is taken for a
+// restart, whether the reconnect's INFO is refused again or answered (the identity before
+// is unknown, so a change cannot be ruled out). Each sequence of answers over a first
+// connection and a reconnect, with the observed rule on and off.
+TEST(MemberStart, AMemberWhoseInfoWasRefusedIsRememberedAndEveryReconnectGuardsIt) {
+  enum class Answer { refused, answered };
+  struct Case {
+    Answer first;
+    Answer reconnect;
+    bool observed;
+    bool guarded;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {Answer::refused, Answer::refused, true, true, "INFO refused"},
+      {Answer::refused, Answer::answered, true, true, "INFO refused on the connection before"},
+      {Answer::answered, Answer::refused, true, true, "INFO refused"},
+      {Answer::answered, Answer::answered, true, false, ""},
+      {Answer::refused, Answer::refused, false, false, ""},
+      {Answer::refused, Answer::answered, false, false, ""},
+  };
+  for (const auto& c : cases) {
+    const std::string where = std::string(c.first == Answer::refused ? "refused" : "answered") +
+                              " then " + (c.reconnect == Answer::refused ? "refused" : "answered") +
+                              (c.observed ? "" : ", observed rule off");
+    MemberStart start(rules(c.observed, false));
+    start.connected(t0);
+    if (c.first == Answer::refused) {
+      start.unanswered(t0);
+    } else {
+      start.learned(server("a", 1000s), t0);
+    }
+    EXPECT_FALSE(core::guarded(start.guard(), t0)) << where << ": a first contact";
+    start.connected(t0 + 5s);
+    if (c.observed) {
+      EXPECT_TRUE(core::guarded(start.guard(), t0 + 5s)) << where << ": unknown until INFO";
+    }
+    if (c.reconnect == Answer::refused) {
+      start.unanswered(t0 + 5s + 2ms);
+    } else {
+      start.learned(server("a", 1005s), t0 + 5s + 2ms);
+    }
+    EXPECT_EQ(core::guarded(start.guard(), t0 + 35s - 1ns), c.guarded) << where;
+    EXPECT_FALSE(core::guarded(start.guard(), t0 + 35s)) << where << ": from the reconnect";
+    EXPECT_NE(start.guard().reason.find(c.reason), std::string::npos)
+        << where << ": " << start.guard().reason;
+    // Answered on two reconnects after that: the first follows a refusal when the
+    // reconnect's INFO was refused, the second meets the server it met before.
+    start.connected(t0 + 40s);
+    start.learned(server("a", 1040s), t0 + 40s);
+    EXPECT_EQ(core::guarded(start.guard(), t0 + 40s), c.observed && c.reconnect == Answer::refused)
+        << where;
+    start.connected(t0 + 80s);
+    start.learned(server("a", 1080s), t0 + 80s);
+    EXPECT_FALSE(core::guarded(start.guard(), t0 + 80s)) << where << ": the same server again";
+  }
+}
+
+// A refused or unreadable INFO is told once, however many connections it refuses: it is
+// a setting to fix (grant +info), not an event.
+TEST(MemberStart, ARefusedInfoIsToldOnceNamingTheServer) {
+  std::vector<std::string> told;
+  auto r = rules(true, false);
+  r.who = "shard 127.0.0.1:7004: ";
+  r.on_misconfigured = [&](std::string_view why) { told.emplace_back(why); };
+  MemberStart start(std::move(r));
+  start.connected(t0);
+  start.unanswered(t0);
+  start.connected(t0 + 1s);
+  start.unanswered(t0 + 1s);
+  start.connected(t0 + 2s);
+  start.unanswered(t0 + 2s);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].rfind("shard 127.0.0.1:7004: INFO refused", 0), 0u) << told[0];
+  EXPECT_NE(told[0].find("+info"), std::string::npos) << told[0];
+}
+
+// Two members of one client whose servers answer with one run_id are one server named
+// twice (localhost and 127.0.0.1): the one whose INFO came later does not count while
+// both have it, whichever its place in the nodes, and says so once, naming the other.
+struct TwoMembers {
+  std::shared_ptr<ServerRegistry> registry = std::make_shared<ServerRegistry>();
+  std::vector<std::string> told;
+  std::unique_ptr<MemberStart> first;
+  std::unique_ptr<MemberStart> second;
+  TwoMembers() {
+    first = std::make_unique<MemberStart>(member(0, "redis://localhost:7000"));
+    second = std::make_unique<MemberStart>(member(1, "redis://127.0.0.1:7000"));
+  }
+  MemberStart::Rules member(int index, std::string url) {
+    auto r = rules(true, false);
+    r.registry = registry;
+    r.member = index;
+    r.url = std::move(url);
+    r.on_misconfigured = [this](std::string_view why) { told.emplace_back(why); };
+    return r;
+  }
+};
+
+TEST(MemberStart, TheLaterOfTwoMembersReachingOneServerDoesNotCount) {
+  for (const bool later_is_second : {true, false}) {
+    TwoMembers two;
+    auto& earlier = later_is_second ? *two.first : *two.second;
+    auto& later = later_is_second ? *two.second : *two.first;
+    earlier.connected(t0);
+    later.connected(t0);
+    earlier.learned(server("same", 1000s), t0);
+    EXPECT_FALSE(core::guarded(earlier.guard(), t0));
+    later.learned(server("same", 1000s), t0 + 1ms);
+    EXPECT_FALSE(core::guarded(earlier.guard(), t0 + 1h)) << "the first one counts";
+    EXPECT_TRUE(core::guarded(later.guard(), t0 + 1h)) << "for as long as both reach one server";
+    EXPECT_EQ(later.guard().same_server_as, earlier.rules().url);
+    EXPECT_NE(guarded_detail(later.guard(), t0).find("the same server as " + earlier.rules().url),
+              std::string::npos)
+        << guarded_detail(later.guard(), t0);
+    ASSERT_EQ(two.told.size(), 1u);
+    EXPECT_NE(two.told[0].find(earlier.rules().url), std::string::npos) << two.told[0];
+    EXPECT_NE(two.told[0].find("run_id same"), std::string::npos) << two.told[0];
+    // Reconnects to the same server change nothing, and are not told again.
+    later.connected(t0 + 2s);
+    later.learned(server("same", 1002s), t0 + 2s);
+    earlier.connected(t0 + 3s);
+    earlier.learned(server("same", 1003s), t0 + 3s);
+    EXPECT_FALSE(core::guarded(earlier.guard(), t0 + 1h));
+    EXPECT_TRUE(core::guarded(later.guard(), t0 + 1h));
+    EXPECT_EQ(two.told.size(), 1u);
+  }
+}
+
+TEST(MemberStart, MembersOnDistinctServersOrOneMemberAloneAllCount) {
+  TwoMembers two;
+  two.first->connected(t0);
+  two.first->learned(server("a", 1000s), t0);
+  two.second->connected(t0);
+  two.second->learned(server("b", 1000s), t0);
+  EXPECT_FALSE(core::guarded(two.first->guard(), t0));
+  EXPECT_FALSE(core::guarded(two.second->guard(), t0));
+  // The second's server replaced by the first's (a URL that now reaches it): found out
+  // once its INFO answers, after the guard of its restart.
+  two.second->connected(t0 + 1s);
+  two.second->learned(server("a", 1001s), t0 + 1s);
+  EXPECT_TRUE(core::guarded(two.second->guard(), t0 + 1h));
+  EXPECT_FALSE(core::guarded(two.first->guard(), t0 + 1h));
+  // And counts again when it reaches a server of its own.
+  two.second->connected(t0 + 2s);
+  two.second->learned(server("c", 0s), t0 + 2s);
+  EXPECT_EQ(two.second->guard().same_server_as, "");
+  EXPECT_FALSE(core::guarded(two.second->guard(), t0 + 32s));
+  // The first gone: nothing left to compare with.
+  two.second->connected(t0 + 40s);
+  two.second->learned(server("a", 0s), t0 + 40s);
+  EXPECT_TRUE(core::guarded(two.second->guard(), t0 + 1h));
+  two.first.reset();
+  EXPECT_FALSE(core::guarded(two.second->guard(), t0 + 1h));
 }
 
 TEST(MemberStart, TheBoundIsReadWhenTheGuardStartsSoALongerTtlRaisedItInTime) {

@@ -1,5 +1,6 @@
 #include "global_options.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -73,6 +74,11 @@ std::chrono::milliseconds GlobalOptions::ttl_ms() const {
   return parse_duration(ttl);
 }
 
+std::chrono::milliseconds GlobalOptions::longest_ttl_ms() const {
+  if (!longest_ttl.empty()) return parse_duration(longest_ttl);
+  return std::max(ttl_ms(), default_longest_ttl);
+}
+
 std::shared_ptr<Client> GlobalOptions::make_client() const {
   std::string list = nodes;
   if (list.empty()) {
@@ -89,9 +95,11 @@ std::shared_ptr<Client> GlobalOptions::make_client() const {
   options.quorum = quorum;
   if (!node_timeout.empty()) options.node_timeout = parse_duration(node_timeout);
   // A process that lives for one command never sees a member restart: the young-member
-  // rule is what guards it, and its bound must be known before the first INFO answers.
+  // rule is what guards it, so it is on by default, and its bound must be known before
+  // the first INFO answers. The bound covers the fleet's locks, not only this command's:
+  // another client's key lost in a restart lives as long as that client's ttl.
   options.member_guard.young_on_first_contact = guard_young;
-  options.member_guard.longest_ttl = longest_ttl.empty() ? ttl_ms() : parse_duration(longest_ttl);
+  options.member_guard.longest_ttl = longest_ttl_ms();
   options.member_guard.replicas_to_ack = replicas_to_ack;
   options.tls.ca_file = tls_ca;
   options.tls.cert_file = tls_cert;
@@ -136,15 +144,22 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
       ->group(group);
   app.add_option("--longest-ttl", options.longest_ttl,
                  "Longest ttl any client of the fleet uses: how long a member that may have "
-                 "lost its keys is not counted (default: --ttl)")
+                 "lost its keys is not counted (default: the longer of --ttl and 30s, the "
+                 "library's default ttl)")
       ->check(duration_check())
       ->type_name("DURATION")
       ->group(group);
-  app.add_flag("--guard-young-members", options.guard_young,
-               "Do not count a member up for less than --longest-ttl when first met: it may "
-               "have restarted without its keys (costs a fresh fleet that long; "
-               "docs/safety.md)")
+  app.add_flag_callback(
+         "--no-guard-young-members", [&options] { options.guard_young = false; },
+         "Count a member up for less than --longest-ttl when first met. By default such a "
+         "member is not counted, since it may have restarted without its keys and a "
+         "command this short never sees a restart otherwise; the cost is that for "
+         "--longest-ttl after a whole fleet starts fresh every lock is refused as guarded. "
+         "For a fleet started on purpose just now, or whose nodes keep their keys "
+         "(docs/safety.md)")
       ->group(group);
+  // The default now; still accepted from scripts written when it had to be asked for.
+  app.add_flag_callback("--guard-young-members", [] {})->group("");
   app.add_option("--replicas-to-ack", options.replicas_to_ack,
                  "Count a member's grant only when N of its replicas acknowledged it (WAIT N "
                  "sent behind it; default: 0, none)")

@@ -15,10 +15,11 @@ struct GlobalOptions {
   std::string nodes;  ///< Comma-separated URLs; REDLOCK_NODES when empty.
   std::string ttl = "30s";
   std::string node_timeout;  ///< Empty: the library's min(50ms, ttl/10).
-  /// Options::member_guard: the fleet's longest ttl (empty: --ttl), and the young-member
-  /// rule on first contact.
+  /// Options::member_guard: the fleet's longest ttl (empty: the longer of --ttl and
+  /// default_longest_ttl), and the young-member rule on first contact (on unless
+  /// --no-guard-young-members).
   std::string longest_ttl;
-  bool guard_young = false;
+  bool guard_young = true;
   /// Options::member_guard.replicas_to_ack: WAIT R behind every grant (0: none).
   int replicas_to_ack = 0;
   int quorum = 0;  ///< 0: a majority.
@@ -30,7 +31,13 @@ struct GlobalOptions {
   /// --verbose: 1 = the library's info lines and above on stderr, 2 = debug too.
   int verbose = 0;
 
+  /// What --longest-ttl is when not given, unless --ttl is longer: the library's default
+  /// ttl, which its own default guard bound assumes of a fleet too.
+  static constexpr std::chrono::milliseconds default_longest_ttl{30'000};
+
   std::chrono::milliseconds ttl_ms() const;
+  /// --longest-ttl, or the longer of --ttl and default_longest_ttl.
+  std::chrono::milliseconds longest_ttl_ms() const;
   /// Builds and starts the client. Throws UsageError when no node is given or the
   /// library refuses the options (its message names the bad field or URL).
   std::shared_ptr<Client> make_client() const;

@@ -35,13 +35,23 @@ void report_failure(std::string_view what, const Error& error, int quorum) {
   report(headline);
   // Nodes still pending when the outcome was decided are no cause of it.
   const bool contention = error == errc::conflict;
+  bool young = false;
   for (const auto& node : nodes) {
     if ((node.status == NodeStatus::granted && node.counted) ||
         node.status == NodeStatus::pending) {
       continue;
     }
     if (contention && node.status == NodeStatus::held) continue;
-    report("  " + describe(node));
+    const auto line = describe(node);
+    young |= line.find("when first met") != std::string::npos;
+    report("  " + line);
+  }
+  // The default young-member rule is what a user who just started a fleet meets first.
+  if (young) {
+    report(
+        "nodes up for less than --longest-ttl are not counted, as they may have restarted "
+        "without their keys; on a fleet started on purpose just now, pass "
+        "--no-guard-young-members");
   }
 }
 

@@ -150,6 +150,9 @@ void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
                      const NodeFactory& factory) {
   connection_options_ = connections;
   auto make_all = [&] {
+    // One for the client: two members that reach one server do not both count.
+    auto registry = std::make_shared<ServerRegistry>();
+    int member = 0;
     for (const auto& connection : connections) {
       state_->nodes.push_back(factory(loop(), observe_connection(connection, options_)));
       MemberStart::Rules rules;
@@ -157,6 +160,10 @@ void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
       rules.first_contact = options_.member_guard.young_on_first_contact;
       rules.bound = guard_bound_;
       rules.on_guarded = observe_guard(connection.endpoint.display, options_);
+      rules.on_misconfigured = observe_misconfiguration(connection.endpoint.display, options_);
+      rules.registry = registry;
+      rules.member = member++;
+      rules.url = connection.endpoint.display;
       // Before any lock command: the first INFO's answer precedes their replies.
       if (rules.any()) state_->nodes.back()->watch_start(std::move(rules));
       if (options_.member_guard.replicas_to_ack > 0) {

@@ -95,4 +95,16 @@ std::function<void(std::chrono::milliseconds, std::string_view)> observe_guard(
   };
 }
 
+std::function<void(std::string_view)> observe_misconfiguration(std::string node,
+                                                               const Options& options) {
+  if (!observed(options)) return {};
+  return [node = std::move(node), observer = options.observer, log = options.log,
+          log_level = options.log_level](std::string_view why) {
+    if (log && LogLevel::warning >= log_level) {
+      log(LogLevel::warning, "node " + node + ": " + std::string(why));
+    }
+    if (observer) observer->on_node({node, NodeEventKind::misconfigured, {}, why});
+  };
+}
+
 }  // namespace redlock::detail

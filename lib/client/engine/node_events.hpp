@@ -29,4 +29,10 @@ net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
 std::function<void(std::chrono::milliseconds, std::string_view)> observe_guard(
     std::string node, const Options& options);
 
+/// What reports a problem of member `node`'s setup (MemberStart::Rules::on_misconfigured)
+/// to `options`' observer (NodeEventKind::misconfigured) and log sink (a warning); empty
+/// when neither is set.
+std::function<void(std::string_view)> observe_misconfiguration(std::string node,
+                                                               const Options& options);
+
 }  // namespace redlock::detail

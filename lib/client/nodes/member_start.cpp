@@ -48,14 +48,57 @@ std::optional<ServerIdentity> parse_server_identity(std::string_view info) {
   return identity;
 }
 
+void ServerRegistry::leave(MemberStart& start) {
+  std::erase(starts_, &start);
+  judge();
+}
+
+void ServerRegistry::judge() {
+  for (auto* start : starts_) {
+    const MemberStart* first = nullptr;
+    if (start->learned_at_ != 0) {
+      for (const auto* other : starts_) {
+        if (other->rules_.member == start->rules_.member || other->learned_at_ == 0 ||
+            other->learned_at_ > start->learned_at_ ||
+            other->last_->run_id != start->last_->run_id) {
+          continue;
+        }
+        if (first == nullptr || other->learned_at_ < first->learned_at_) first = other;
+      }
+    }
+    start->same_server_as(first);
+  }
+}
+
 MemberStart::MemberStart(Rules rules) : rules_(std::move(rules)) {
   // Met for the first time with the young-member rule on: unknown until it says its age.
   guard_.known = !rules_.first_contact;
+  if (rules_.registry) rules_.registry->enter(*this);
+}
+
+MemberStart::~MemberStart() {
+  if (rules_.registry) rules_.registry->leave(*this);
+}
+
+void MemberStart::same_server_as(const MemberStart* other) {
+  if (other == nullptr) {
+    guard_.same_server_as.clear();
+    return;
+  }
+  guard_.same_server_as = other->rules_.url;
+  if (same_server_told_ == other->rules_.url) return;
+  same_server_told_ = other->rules_.url;
+  if (rules_.on_misconfigured) {
+    rules_.on_misconfigured(rules_.who + "the same server (run_id " + last_->run_id + ") as " +
+                            other->rules_.url +
+                            ": one server must not vote twice, so this member does not count; "
+                            "name each server once in the nodes");
+  }
 }
 
 void MemberStart::connected(core::Clock::time_point now) {
   connected_at_ = now;
-  if (last_ ? rules_.observed : rules_.first_contact) guard_.known = false;
+  if (met_ ? rules_.observed : rules_.first_contact) guard_.known = false;
 }
 
 void MemberStart::appeared(core::Clock::time_point now) {
@@ -67,18 +110,26 @@ void MemberStart::appeared(core::Clock::time_point now) {
 
 void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_point now) {
   guard_.known = true;
-  if (!last_ && appeared_) {
+  if (!met_ && appeared_) {
     guard_from(connected_at_,
                "became a master after this client met the member: a promoted replica may lack "
                "writes the member granted",
                now);
-  } else if (!last_) {
+  } else if (!met_) {
     // A freshly started fleet and one that lost its keys look the same from here: only
     // the opt-in rule takes a young member for one that may have lost keys.
     if (rules_.first_contact && identity.uptime < bound()) {
       guard_from(now - identity.uptime,
                  "up for only " + std::to_string(identity.uptime.count()) +
                      " s when first met: it may have restarted without its keys",
+                 now);
+    }
+  } else if (!last_) {
+    // The INFO before was refused: whether the server changed since is unknown.
+    if (rules_.observed) {
+      guard_from(connected_at_,
+                 "INFO refused on the connection before, so a restart cannot be ruled out: "
+                 "taken as restarted",
                  now);
     }
   } else if (rules_.observed && identity.run_id != last_->run_id) {
@@ -95,13 +146,32 @@ void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_poin
     guard_from(connected_at_,
                "replication id changed across a reconnect: failed over, keys may be lost", now);
   }
+  met_ = true;
+  const bool same = last_ && learned_at_ != 0 && last_->run_id == identity.run_id;
   last_ = identity;
+  if (rules_.registry) {
+    if (!same) learned_at_ = rules_.registry->next_sequence();
+    rules_.registry->judge();
+  }
 }
 
 void MemberStart::unanswered(core::Clock::time_point now) {
   guard_.known = true;
-  if (last_ || appeared_ ? rules_.observed : rules_.first_contact) {
+  if (met_ || appeared_ ? rules_.observed : rules_.first_contact) {
     guard_from(connected_at_, "INFO refused, so its start is unknown: taken as restarted", now);
+  }
+  met_ = true;
+  last_.reset();
+  learned_at_ = 0;
+  if (rules_.registry) rules_.registry->judge();
+  if (!refusal_told_ && rules_.any()) {
+    refusal_told_ = true;
+    if (rules_.on_misconfigured) {
+      rules_.on_misconfigured(
+          rules_.who +
+          "INFO refused or unreadable: a restart cannot be told from a reconnect, so every "
+          "reconnect is taken for one and guarded (grant the user +info)");
+    }
   }
 }
 
@@ -157,6 +227,10 @@ void MemberWatch::appeared(net::Connection& connection) {
 
 std::string guarded_detail(const core::MemberGuard& guard, core::Clock::time_point now) {
   if (!guard.known) return "not counted: the server has not said yet who it is";
+  if (!guard.same_server_as.empty()) {
+    return "not counted: the same server as " + guard.same_server_as +
+           ", which counts for it (two URLs naming one server)";
+  }
   const auto left = std::chrono::ceil<std::chrono::milliseconds>(guard.until - now);
   return "not counted: guarded for another " + seconds_text(left) + " (" + guard.reason + ")";
 }

@@ -9,11 +9,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/member_guard.hpp"
 #include "net/connection.hpp"
@@ -32,6 +34,28 @@ struct ServerIdentity {
 /// nullopt when run_id or uptime_in_seconds is missing.
 std::optional<ServerIdentity> parse_server_identity(std::string_view info);
 
+class MemberStart;
+
+/// The servers the members of one client reached, by run_id, so that two members naming
+/// one server (two URLs of one host: localhost and 127.0.0.1) do not give it two votes:
+/// the member whose INFO revealed a run_id that another member had already answered with
+/// does not count while both have it. The later one, not a fixed one, so that its grants,
+/// whose replies follow its INFO on its connection, are never counted before it is found
+/// out. Loop thread only; each MemberStart enters it when made and leaves it when gone.
+class ServerRegistry {
+ public:
+  void enter(MemberStart& start) { starts_.push_back(&start); }
+  void leave(MemberStart& start);
+  /// Re-judges every member after one's identity changed.
+  void judge();
+  /// The order in which run_ids were learned.
+  std::uint64_t next_sequence() noexcept { return ++sequence_; }
+
+ private:
+  std::vector<MemberStart*> starts_;
+  std::uint64_t sequence_ = 0;
+};
+
 class MemberStart {
  public:
   struct Rules {
@@ -47,13 +71,27 @@ class MemberStart {
     /// reports it (NodeEventKind::guarded, a warning in the log) so an operator sees a
     /// member that does not count, not only a lock that fails.
     std::function<void(std::chrono::milliseconds, std::string_view)> on_guarded;
+    /// Told once per problem of the member's setup that weakens the guard: its server
+    /// refuses INFO (or answers one without a run_id), so a restart cannot be told from a
+    /// reconnect. The client reports it (NodeEventKind::misconfigured, a warning).
+    std::function<void(std::string_view)> on_misconfigured;
     /// Put before every reason: which server of the member it concerns ("shard
     /// 127.0.0.1:7001: "), where a member has several (a cluster's masters).
     std::string who;
+    /// Shared by the members of one client: a member answering with the run_id of a
+    /// server another member reached first does not count. Null: not checked.
+    std::shared_ptr<ServerRegistry> registry;
+    /// Which member of the client this is (its index in Options::nodes; the shards of a
+    /// cluster member share it), and its URL without a password, for the registry.
+    int member = 0;
+    std::string url;
     bool any() const noexcept { return observed || first_contact; }
   };
 
   explicit MemberStart(Rules rules);
+  ~MemberStart();
+  MemberStart(const MemberStart&) = delete;
+  MemberStart& operator=(const MemberStart&) = delete;
 
   /// A connection to the member became ready at `now`: until its INFO is answered, a
   /// server this client met before may be another one, so its grants do not count.
@@ -64,21 +102,36 @@ class MemberStart {
   void appeared(core::Clock::time_point now);
   /// The connection's INFO answered.
   void learned(const ServerIdentity& identity, core::Clock::time_point now);
-  /// The connection's INFO was refused (an ACL, a renamed command): the server cannot
-  /// tell its start, so a reconnect is taken for a restart at the reconnect.
+  /// The connection's INFO was refused (an ACL, a renamed command) or could not be read:
+  /// the server cannot tell its start, so a reconnect is taken for a restart at the
+  /// reconnect, and so is the first INFO answered after a refused one. Told once
+  /// (Rules::on_misconfigured).
   void unanswered(core::Clock::time_point now);
 
   const core::MemberGuard& guard() const noexcept { return guard_; }
   const Rules& rules() const noexcept { return rules_; }
 
  private:
+  friend class ServerRegistry;
+  /// ServerRegistry::judge: `other` (null: none) reached this server first.
+  void same_server_as(const MemberStart* other);
+
   void guard_from(core::Clock::time_point start, std::string reason, core::Clock::time_point now);
   std::chrono::milliseconds bound() const noexcept;
 
   Rules rules_;
   core::MemberGuard guard_;
+  /// Whether this client met the server (any connection of it answered INFO or refused
+  /// it): from then on a reconnect may reach a restarted one.
+  bool met_ = false;
+  /// Who the server said it was on its last connection; nullopt when that INFO was
+  /// refused, so that a change across the reconnect after it cannot be ruled out.
   std::optional<ServerIdentity> last_;
   bool appeared_ = false;
+  bool refusal_told_ = false;
+  /// When this server's run_id was learned (ServerRegistry::next_sequence); 0: not known.
+  std::uint64_t learned_at_ = 0;
+  std::string same_server_told_;
   core::Clock::time_point connected_at_{};
 };
 

@@ -39,7 +39,7 @@ const core::MemberGuard& ShardWatch::guard() const noexcept {
   for (const auto& shard : shards_) {
     if (!shard.watch || !shard.owns) continue;
     const auto& one = shard.watch->guard();
-    if (!one.known) {
+    if (!one.known || !one.same_server_as.empty()) {
       chosen = &one;
       break;
     }

@@ -66,6 +66,8 @@ const char* to_string(NodeEventKind kind) noexcept {
       return "ask";
     case NodeEventKind::slot_map_read:
       return "slot_map_read";
+    case NodeEventKind::misconfigured:
+      return "misconfigured";
   }
   return "unknown";
 }

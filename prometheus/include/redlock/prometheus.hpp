@@ -48,7 +48,10 @@ namespace redlock::prometheus {
 ///                                              master_changed (a Sentinel failover followed),
 ///                                              moved, ask (a Redis Cluster member's
 ///                                              redirections), slot_map_read (its slot map
-///                                              read, at the start and at each refresh)
+///                                              read, at the start and at each refresh),
+///                                              misconfigured (a member the guard cannot
+///                                              judge: its server refuses INFO, or
+///                                              another member names it too)
 ///   redlock_member_guarded_until_seconds{node} gauge: Unix time until which the member's
 ///                                              grants do not count (Options::member_guard);
 ///                                              alert on it being above time()
