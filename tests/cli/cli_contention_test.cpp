@@ -76,8 +76,11 @@ class CliContentionTest : public ::testing::Test {
     const auto section = "mkdir '" + phase_dir + "/in' 2>/dev/null || echo x >> '" + phase_dir +
                          "/overlaps'; echo x >> '" + phase_dir + "/sections'; sleep 0.02; rmdir '" +
                          phase_dir + "/in'";
-    const std::vector<std::string> args{"--nodes", nodes(), "run", "--ttl", "3s", "--wait",
-                                        "20s",     key,     "--",  "sh",    "-c", section};
+    const std::vector<std::string> args{"--nodes", nodes(), "--no-guard-young-members",
+                                        "run",     "--ttl", "3s",
+                                        "--wait",  "20s",   key,
+                                        "--",      "sh",    "-c",
+                                        section};
     std::atomic<int> failed{0};
     std::atomic<int> library_sections{0};
     std::vector<std::string> failures(static_cast<std::size_t>(cli_loops + library_threads));
