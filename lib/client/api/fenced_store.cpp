@@ -49,7 +49,10 @@ class FencedStoreImpl {
   /// loop thread, while it is valid) into the result.
   template <typename T, typename Submit, typename Convert>
   Result<T> call(Submit submit, Convert convert) {
-    if (forked()) return loop_.fork_guard().error("FencedStore", "FencedStore");
+    if (forked()) {
+      return Error(make_error_code(errc::invalid_argument),
+                   loop_.fork_guard().message("FencedStore", "FencedStore"));
+    }
     if (loop_.on_loop_thread()) {
       return Error(make_error_code(errc::invalid_argument),
                    "FencedStore: called on its own loop thread");

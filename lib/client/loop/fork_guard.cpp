@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <string>
 
 namespace redlock::detail {
 
@@ -36,11 +35,10 @@ bool ForkGuard::forked() const noexcept {
   return forks.load(std::memory_order_relaxed) != generation_;
 }
 
-Error ForkGuard::error(std::string_view what, std::string_view owner) const {
-  return Error(make_error_code(errc::invalid_argument),
-               std::string(what) + ": this " + std::string(owner) + " was created in process " +
-                   std::to_string(pid_) + " and is used in process " + std::to_string(::getpid()) +
-                   " after fork(); create a new " + std::string(owner) + " in the child");
+std::string ForkGuard::message(std::string_view what, std::string_view owner) const {
+  return std::string(what) + ": this " + std::string(owner) + " was created in process " +
+         std::to_string(pid_) + " and is used in process " + std::to_string(::getpid()) +
+         " after fork(); create a new " + std::string(owner) + " in the child";
 }
 
 }  // namespace redlock::detail

@@ -4,15 +4,14 @@
 // and the sockets and the epoll set are the parent's own: a write goes out on the
 // parent's connection, a read takes a reply the parent waits for, an epoll_ctl changes
 // the parent's set. So in a child nothing may touch them, not even with a libuv call
-// that closes them: calls fail with error(), and destructors leave what they own behind
+// that closes them: calls fail with message(), and destructors leave what they own behind
 // (leak()).
 
 #include <sys/types.h>
 
 #include <memory>
+#include <string>
 #include <string_view>
-
-#include <redlock/error.hpp>
 
 namespace redlock::detail {
 
@@ -27,9 +26,9 @@ class ForkGuard {
   /// 0.4 us, which every synchronous call would pay several times.
   bool forked() const noexcept;
 
-  /// errc::invalid_argument: "<what>: this <owner> was created in process 123 and is used
-  /// in process 456 after fork(); create a new <owner> in the child".
-  Error error(std::string_view what, std::string_view owner) const;
+  /// "<what>: this <owner> was created in process 123 and is used in process 456 after
+  /// fork(); create a new <owner> in the child" (the message of an errc::invalid_argument).
+  std::string message(std::string_view what, std::string_view owner) const;
 
   /// Keeps `object` alive for good: in a child, destroying what the parent's loop owns
   /// would close the parent's handles (libuv calls on its descriptors) or wait for a
