@@ -45,6 +45,16 @@ struct ClientAccess;
 /// (nothing is acquired). A callback must not
 /// block the loop; an exception it throws is caught at the loop's boundary and reported
 /// on stderr (a Lock it was given is released by its destructor).
+///
+/// fork(): a client belongs to the process that created it. A child forked from it
+/// inherits the parent's connections and loop but not the loop thread, and must not use
+/// them: there every synchronous call of the client, of its Locks (and of a FencedStore)
+/// returns errc::invalid_argument ("lock \"k\": this Client was created in process 123
+/// and is used in process 456 after fork(); create a new Client in the child") without
+/// sending or reading anything, and every *_async callback runs at once on the calling
+/// thread with that error. close() does nothing there, and the destructors neither block
+/// nor touch the parent's connections: they leave the client's memory behind. The parent
+/// is not affected. A child that needs locks creates its own Client.
 class REDLOCK_EXPORT Client {
  public:
   /// Receives the result of an asynchronous acquire (lock_async() and the like).
@@ -183,12 +193,13 @@ class REDLOCK_EXPORT Client {
   /// that answered the attempt. The rest is not waited for: it is written on its
   /// connection, which closes with a FIN behind it, so a slow node still applies it and
   /// a silent one (paused, cut off) applies it when it wakes, or the TTL ends it. Then
-  /// the connections close and every pending callback runs with errc::cancelled. After close, calls fail with errc::cancelled and async callbacks run
-  /// at once on the calling thread. Idempotent, and safe from several threads at once:
-  /// from another thread it returns when the shutdown is complete (a second caller waits
-  /// for the first); on the loop thread, and always with Options::loop, it returns at
-  /// once and the shutdown completes on the loop's next turns. Also done by the
-  /// destructor.
+  /// the connections close and every pending callback runs with errc::cancelled. After
+  /// close, calls fail with errc::cancelled and async callbacks run at once on the calling
+  /// thread. Idempotent, and safe from several threads at once: from another thread it
+  /// returns when the shutdown is complete (a second caller waits for the first); on the
+  /// loop thread, and always with Options::loop, it returns at once and the shutdown
+  /// completes on the loop's next turns. Also done by the destructor. Does nothing in a
+  /// child forked since create() (see fork() above).
   void close();
 
   /// The number of nodes that must agree.

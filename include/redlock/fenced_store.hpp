@@ -21,7 +21,9 @@ class FencedStoreImpl;
 /// write carries the writer's fencing token and is applied atomically only if the token is
 /// >= the highest token already seen for that resource. The SQL form of the same rule:
 ///   UPDATE t SET ..., fence = :token WHERE id = :id AND fence <= :token
-/// Thread-safe; synchronous calls may come from any thread.
+/// Thread-safe; synchronous calls may come from any thread. In a child forked after
+/// create(), every call fails with errc::invalid_argument and the destructor leaves the
+/// parent's connection alone (as for Client, "fork()").
 class REDLOCK_EXPORT FencedStore {
  public:
   /// `url` as in Options::nodes. Throws std::invalid_argument on a malformed URL.

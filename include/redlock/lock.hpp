@@ -21,7 +21,9 @@ struct LockState;
 
 /// A held lock. Move-only; the destructor releases it on all nodes (waiting at most one
 /// node_timeout, never throwing). Methods may be called from any thread except the
-/// client's loop thread (use the async forms there).
+/// client's loop thread (use the async forms there). In a child forked after its client
+/// was created, extend() and unlock() fail and the destructor sends nothing (Client,
+/// "fork()").
 class REDLOCK_EXPORT Lock {
  public:
   /// Made by the client (Client::lock() and the like), not by users.

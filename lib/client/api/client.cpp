@@ -10,6 +10,7 @@
 #include "client/calls/async_call.hpp"
 #include "client/calls/sync_call.hpp"
 #include "client/engine/engine.hpp"
+#include "client/loop/fork_guard.hpp"
 #include "client/operations/inspect.hpp"
 #include "client/operations/operations.hpp"
 #include "core/validation.hpp"
@@ -42,6 +43,12 @@ std::shared_ptr<Client> Client::create(Options options) {
 Client::Client(std::shared_ptr<detail::Engine> engine) : engine_(std::move(engine)) {}
 
 Client::~Client() {
+  // In a forked child the engine's loop, thread and connections are the parent's: it is
+  // left behind, never closed (closing would act on the parent's descriptors).
+  if (engine_->forked()) {
+    detail::ForkGuard::leak(std::move(engine_));
+    return;
+  }
   close();
 }
 

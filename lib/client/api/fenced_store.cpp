@@ -36,6 +36,7 @@ class FencedStoreImpl {
   }
 
   ~FencedStoreImpl() {
+    // Not in a forked child, where FencedStore leaves this object behind (fork_guard.hpp).
     // The connection is a loop-thread object: closed there, pending calls cancelled.
     loop_.stop([this](std::function<void()> closed) {
       connection_.reset();
@@ -48,6 +49,10 @@ class FencedStoreImpl {
   /// loop thread, while it is valid) into the result.
   template <typename T, typename Submit, typename Convert>
   Result<T> call(Submit submit, Convert convert) {
+    if (forked()) {
+      return Error(make_error_code(errc::invalid_argument),
+                   loop_.fork_guard().message("FencedStore", "FencedStore"));
+    }
     if (loop_.on_loop_thread()) {
       return Error(make_error_code(errc::invalid_argument),
                    "FencedStore: called on its own loop thread");
@@ -67,6 +72,9 @@ class FencedStoreImpl {
     return future.get();
   }
 
+  /// True in a child process forked since create(): the connection and the loop are the
+  /// parent's.
+  bool forked() const noexcept { return loop_.fork_guard().forked(); }
   std::chrono::milliseconds timeout() const noexcept { return timeout_; }
   const std::string& where() const noexcept { return where_; }
 
@@ -105,7 +113,11 @@ std::unique_ptr<FencedStore> FencedStore::create(const std::string& url,
 }
 
 FencedStore::FencedStore(std::unique_ptr<detail::FencedStoreImpl> impl) : impl_(std::move(impl)) {}
-FencedStore::~FencedStore() = default;
+FencedStore::~FencedStore() {
+  // In a forked child closing the connection would close the parent's (a libuv call on
+  // its descriptors), and no loop thread is there to do it: left behind.
+  if (impl_->forked()) (void)impl_.release();
+}
 
 Result<void> FencedStore::write(std::string_view resource, std::uint64_t token,
                                 std::string_view key, std::string_view value) {

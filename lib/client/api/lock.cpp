@@ -7,6 +7,7 @@
 #include "client/engine/engine.hpp"
 #include "client/kinds/held.hpp"
 #include "client/kinds/lock_state.hpp"
+#include "client/loop/fork_guard.hpp"
 #include "client/loop/user_callback.hpp"
 #include "client/operations/lock_extension.hpp"
 #include "client/operations/operations.hpp"
@@ -94,6 +95,12 @@ Lock& Lock::operator=(Lock&& other) noexcept {
 
 Lock::~Lock() {
   if (!state_) return;
+  // In a forked child nothing is sent (the connections are the parent's) and the state is
+  // left behind: its watchdog's timer is a handle of the parent's loop.
+  if (state_->engine->forked()) {
+    detail::ForkGuard::leak(std::move(state_));
+    return;
+  }
   // Read before `release`: a release that succeeds is marked confirmed before it is
   // uncounted, so seeing none in flight means seeing its confirmation too.
   const bool in_flight = state_->releases_in_flight.load() > 0;
@@ -160,6 +167,7 @@ bool Lock::owned() const noexcept {
 Result<void> Lock::extend(milliseconds ttl) {
   if (!state_) return moved_from_error("extend");
   auto& engine = *state_->engine;
+  if (engine.forked()) return engine.fork_error("extend " + detail::quote_key(state_->resource));
   if (auto problem = invalid_ttl("extend", engine.check_extend_ttl(ttl))) {
     return *problem;
   }
@@ -176,6 +184,9 @@ void Lock::unlock_async(std::function<void(Result<void>)> done) {
     if (!released) return detail::call_user("unlock_async", done, std::move(released).error());
     detail::call_user("unlock_async", done, Result<void>());
   };
+  if (state_ && state_->engine->forked()) {
+    return deliver(state_->engine->fork_error("unlock " + detail::quote_key(state_->resource)));
+  }
   if (!state_ || !state_->request_release()) return deliver(detail::Released{});
   // Counted here, before the hop: the handle may be destroyed before the loop runs it.
   state_->releases_in_flight.fetch_add(1);
@@ -192,6 +203,9 @@ void Lock::unlock_async(std::function<void(Result<void>)> done) {
 
 Result<void> Lock::unlock() {
   if (release_confirmed(state_)) return {};
+  if (state_->engine->forked()) {
+    return state_->engine->fork_error("unlock " + detail::quote_key(state_->resource));
+  }
   // Like extend(): on the loop thread nothing may wait, so the call is refused and changes
   // nothing (unlock_async() or the destructor release from there).
   if (state_->engine->on_loop_thread()) return detail::loop_thread_error("unlock");

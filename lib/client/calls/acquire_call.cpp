@@ -52,6 +52,7 @@ std::optional<Error> check_acquire_options(const Engine& engine, std::string_vie
 Result<Lock> acquire_sync(const std::shared_ptr<Engine>& engine, std::string_view what,
                           Result<Kind> kind, LockOptions options) {
   if (!kind) return std::move(kind).error();
+  if (engine->forked()) return engine->fork_error(kind->describe());
   auto acquired = call_sync<std::shared_ptr<LockState>>(
       *engine, what,
       [engine, kind = std::move(*kind), options = std::move(options)](auto done) mutable {
@@ -66,6 +67,12 @@ void acquire_async(const std::shared_ptr<Engine>& engine, std::string_view what,
                    Client::LockCallback callback) {
   // Nothing to report to: nothing is acquired (documented in the header).
   if (!callback) return;
+  if (engine->forked()) {
+    // As after close(): at once, on the calling thread (there is no loop thread here).
+    auto error =
+        engine->fork_error(kind ? kind->describe() : std::string(what) + " " + quote_key(key));
+    return call_user_here(async_name(what), callback, Result<Lock>(std::move(error)));
+  }
   const bool refused = !kind;
   auto* request = new AsyncRequest{engine, std::move(kind), std::move(options), std::move(callback),
                                    async_name(what)};

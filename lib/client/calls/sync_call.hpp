@@ -2,7 +2,8 @@
 // The synchronous API over the asynchronous one: start the operation and wait for its
 // single callback: running the loop on the caller's thread when the client is idle
 // (Options::sync_calls lead: LoopThread::lead), or posting it to the loop thread. Calling
-// this on the loop thread would wait for itself, so it is refused there with an error.
+// this on the loop thread would wait for itself, so it is refused there with an error;
+// so is a call in a child process forked since the client was made (Engine::forked).
 
 #include <semaphore.h>
 
@@ -107,6 +108,9 @@ class LedSyncCall {
 template <typename T, typename Start>
 std::optional<Result<T>> call_sync_for(Engine& engine, std::string_view what, Start start,
                                        std::optional<std::chrono::milliseconds> limit) {
+  // In a forked child neither way below can work: the loop is the parent's (a caller
+  // leading it would read the parent's replies) and its thread is not there.
+  if (engine.forked()) return Result<T>(engine.fork_error(what));
   if (engine.on_loop_thread()) return Result<T>(loop_thread_error(what));
   // The observer and the log hear of a call's own steps while it runs, on the loop
   // thread: with either, a caller never leads. A bounded wait may leave before its answer,

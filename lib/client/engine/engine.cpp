@@ -186,6 +186,9 @@ void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
 
 Engine::~Engine() {
   close();
+  // In a forked child the nodes are the parent's connections: their destructors would
+  // close its handles. They are left behind with the loop (LoopThread's destructor).
+  if (forked()) ForkGuard::leak(std::move(state_));
 }
 
 std::chrono::milliseconds Engine::node_timeout(std::chrono::milliseconds ttl) const noexcept {
@@ -292,6 +295,9 @@ void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
 }
 
 void Engine::close() {
+  // Nothing to shut down in a forked child: the loop and its connections are the
+  // parent's, and its thread, which would do it, is not there.
+  if (forked()) return;
   const auto grace =
       (options_.node_timeout.count() > 0 ? options_.node_timeout : std::chrono::milliseconds(50)) +
       std::chrono::milliseconds(50);

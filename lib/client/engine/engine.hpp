@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include <redlock/error.hpp>
 #include <redlock/options.hpp>
 
 #include "client/engine/release_notifier.hpp"
@@ -57,6 +58,16 @@ class Engine : public std::enable_shared_from_this<Engine> {
   bool on_loop_thread() const noexcept { return loop_.on_loop_thread(); }
   /// For the synchronous calls that run the loop themselves (LoopThread::lead).
   LoopThread& loop_thread() noexcept { return loop_; }
+  /// True in a child process forked since create(): there every call fails with
+  /// fork_error() before it touches anything of the loop (the parent's sockets and epoll
+  /// set), close() does nothing, and the engine's loop state is left behind, unclosed.
+  bool forked() const noexcept { return loop_.fork_guard().forked(); }
+  /// errc::invalid_argument, "<what>: this Client was created in process 123 and is used
+  /// in process 456 after fork(); create a new Client in the child".
+  Error fork_error(std::string_view what) const {
+    return Error(make_error_code(errc::invalid_argument),
+                 loop_.fork_guard().message(what, "Client"));
+  }
   /// Shuts the engine down, on the loop: no new operation starts (posts fail, waiting
   /// operations and watchdogs are cancelled, rounds that finish now count as cancelled and
   /// release what they got), releases already sent get up to one node deadline to land,

@@ -136,6 +136,13 @@ LoopThread::LoopThread(uv_loop_s* external, bool callers_lead)
 }
 
 LoopThread::~LoopThread() {
+  if (fork_guard_.forked()) {
+    // The thread is the parent's (joining would wait forever), and so are the loop and
+    // its handles: closing them would change the parent's epoll set.
+    if (thread_.joinable()) thread_.detach();
+    ForkGuard::leak(std::move(shared_));
+    return;
+  }
   if (thread_.joinable()) {
     // A caller that leads is inside the loop too: joining would wait for itself.
     if (thread_.get_id() == std::this_thread::get_id() || on_loop_thread()) {
@@ -147,6 +154,8 @@ LoopThread::~LoopThread() {
 }
 
 bool LoopThread::post(std::function<void()> task) {
+  // Before the mutex: a parent's thread may have held it at the fork, for good.
+  if (fork_guard_.forked()) return false;
   {
     std::lock_guard lock(shared_->mutex);
     if (shared_->stopping) return false;
@@ -163,7 +172,8 @@ bool LoopThread::callers_lead() const noexcept {
 }
 
 bool LoopThread::on_loop_thread() const noexcept {
-  return shared_->loop_thread_id.load() == std::this_thread::get_id();
+  // A child forked from a callback runs on a copy of the loop thread, with its id.
+  return shared_->loop_thread_id.load() == std::this_thread::get_id() && !fork_guard_.forked();
 }
 
 void LoopThread::drain(uv_async_s* handle) {
@@ -179,6 +189,7 @@ void LoopThread::drain(uv_async_s* handle) {
 }
 
 bool LoopThread::stop(std::function<void(std::function<void()> closed)> last) {
+  if (fork_guard_.forked()) return false;
   if (!begin_stop(std::move(last))) return false;
   if (shared_->unattended.load()) call_background(*shared_);
   return true;
@@ -210,7 +221,8 @@ bool LoopThread::begin_stop(std::function<void(std::function<void()> closed)> la
 }
 
 void LoopThread::wait_finished() {
-  if (!own_loop_ || on_loop_thread()) return;
+  // A forked child's loop thread never finishes: it is not there.
+  if (!own_loop_ || on_loop_thread() || fork_guard_.forked()) return;
   auto finished = shared_->finished_future;  // a copy per waiting thread
   finished.wait();
 }
@@ -369,6 +381,7 @@ void LoopThread::run_background(Shared& shared) {
 }
 
 bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
+  if (fork_guard_.forked()) return false;
   // A copy: a callback run while this thread leads may destroy this object.
   const auto shared = shared_;
   shared->last_sync_call.store(std::chrono::steady_clock::now().time_since_epoch().count(),

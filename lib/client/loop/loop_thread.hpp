@@ -6,6 +6,10 @@
 // With the caller's loop (Options::loop) there is no thread of ours: the loop thread is
 // whichever thread runs that loop, recognised from the loop's first iteration after
 // construction (a wakeup is sent at once for that).
+//
+// In a child process forked after construction (forked()) there is no loop thread, and
+// the loop's descriptors are the parent's: posts, lead() and stop() are refused without
+// touching them, and the destructor neither joins nor closes anything (fork_guard.hpp).
 
 #include <semaphore.h>
 
@@ -17,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/loop/fork_guard.hpp"
 #include "client/util/small_function.hpp"
 
 struct uv_loop_s;
@@ -30,18 +35,23 @@ class LoopThread {
   /// loop, which the caller runs. `callers_lead` (own loop only): synchronous callers may
   /// run the loop themselves (lead()).
   explicit LoopThread(uv_loop_s* external = nullptr, bool callers_lead = false);
-  /// Requires stop() to have been called. Joins an own thread (detaches it when called on
-  /// that thread itself, from one of its callbacks).
+  /// Requires stop() to have been called, except in a forked child. Joins an own thread
+  /// (detaches it when called on that thread itself, from one of its callbacks). In a
+  /// forked child it leaves everything behind: the thread is not there to join.
   ~LoopThread();
   LoopThread(const LoopThread&) = delete;
   LoopThread& operator=(const LoopThread&) = delete;
 
   /// Runs `task` on the loop thread, after every task posted before it. Returns false
-  /// (and drops the task) once stop() was called.
+  /// (and drops the task) once stop() was called, and in a forked child.
   bool post(std::function<void()> task);
 
-  /// True when called from a callback of the loop (once the loop thread is known).
+  /// True when called from a callback of the loop (once the loop thread is known); never
+  /// in a forked child.
   bool on_loop_thread() const noexcept;
+
+  /// The process this loop belongs to: forked() is true in a child forked since.
+  const ForkGuard& fork_guard() const noexcept { return fork_guard_; }
 
   uv_loop_s* loop() const noexcept { return loop_; }
   bool own_loop() const noexcept { return own_loop_; }
@@ -49,11 +59,13 @@ class LoopThread {
   /// Begins the shutdown, once: from this call on posts fail; `last` runs on the loop
   /// after every task posted before, and must call `closed` (then or later, on the loop)
   /// once every handle of its users is closed; then the wakeup handle closes and an own
-  /// loop's thread ends. Returns true for the call that began it. Never waits.
+  /// loop's thread ends. Returns true for the call that began it. Never waits. Does
+  /// nothing in a forked child.
   bool stop(std::function<void(std::function<void()> closed)> last);
 
-  /// Waits until an own loop's thread has finished. Returns at once on the loop thread
-  /// and with the caller's loop (which may not be running). Safe from several threads.
+  /// Waits until an own loop's thread has finished. Returns at once on the loop thread,
+  /// with the caller's loop (which may not be running) and in a forked child. Safe from
+  /// several threads.
   void wait_finished();
 
   /// Whether synchronous callers may lead (lead()): an own loop built with callers_lead.
@@ -92,7 +104,8 @@ class LoopThread {
     Waiter* previous_ = nullptr;
   };
   /// Runs `start` as the loop's work (its answer must reach finish(waiter)) and returns
-  /// once finish() ran. False when the client no longer takes work (start did not run).
+  /// once finish() ran. False when the client no longer takes work, or in a forked child
+  /// (start did not run).
   bool lead(Waiter& waiter, std::function<void()> start);
   /// The answer of `waiter`'s operation came (on the loop, from whoever leads).
   void finish(Waiter& waiter);
@@ -133,6 +146,7 @@ class LoopThread {
   uv_loop_s* loop_ = nullptr;
   std::thread thread_;
   bool own_loop_ = false;
+  ForkGuard fork_guard_;
 };
 
 }  // namespace redlock::detail
