@@ -39,6 +39,7 @@ struct Leader {
 /// the accessors may be called from any thread.
 class REDLOCK_EXPORT Leadership {
  public:
+  /// Takes over the leadership; the moved-from object holds none.
   Leadership(Leadership&&) noexcept;
   /// Resigns the leadership this object had, then takes over `other`'s.
   Leadership& operator=(Leadership&&) noexcept;

@@ -1,12 +1,12 @@
 // The election's rules without I/O (core/election.hpp): the leader record's format, who
 // leads given every subset of members' answers, and the order an observer reports in.
 
-#include "core/election.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "core/election.hpp"
 
 namespace redlock::core {
 namespace {
