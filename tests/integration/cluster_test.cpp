@@ -136,6 +136,38 @@ TEST_F(ClusterTest, TokensIncreaseAcrossHoldersOnAClusterAsOnStandaloneMasters) 
   }
 }
 
+// The election's leader record sits beside its key in the key's slot, so the scripts that
+// write and read it together with the key run on the key's shard.
+TEST_F(ClusterTest, AnElectionOnClustersReadsItsLeaderFromTheKeysShard) {
+  auto a = Client::create(options());
+  auto b = Client::create(options());
+  Election first(a, "cluster:election", "first", 10s);
+  Election second(b, "cluster:election", "second", 10s);
+  auto leading = first.campaign();
+  ASSERT_TRUE(leading) << leading.error().message();
+  const std::string record =
+      leading->lock().value() + " " + std::to_string(leading->term()) + " first";
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(settled(i, "{cluster:election}:leader", record), record) << "cluster " << i;
+  }
+  auto seen = second.leader();
+  ASSERT_TRUE(seen) << seen.error().message();
+  ASSERT_TRUE(*seen);
+  EXPECT_EQ((*seen)->identity, "first");
+  EXPECT_EQ((*seen)->term, leading->term());
+
+  std::optional<Result<Leadership>> next;
+  std::thread waiter([&] { next.emplace(second.campaign({}, 5s)); });
+  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(leading->resign());
+  waiter.join();
+  ASSERT_TRUE(*next) << next->error().message();
+  EXPECT_GT((*next)->term(), leading->term());
+  seen = first.leader();
+  ASSERT_TRUE(seen && *seen);
+  EXPECT_EQ((*seen)->identity, "second");
+}
+
 TEST_F(ClusterTest, EveryKindOfLockWorksOnClusters) {
   auto client = Client::create(options());
   auto writer = client->write_lock("cluster:rw", {.ttl = 10s, .fencing = true});

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <mutex>
 #include <stop_token>
 #include <thread>
@@ -52,9 +53,14 @@ TEST_F(ElectionTest, OneOfTwoCandidatesLeadsAndEveryoneReadsWho) {
     EXPECT_GT((*seen)->validity, 9s);
     EXPECT_LE((*seen)->validity, 10s);
   }
-  // The record sits beside the key on the members, with the value, term and identity.
-  EXPECT_EQ(get(0, "scheduler:leader"),
-            leading->lock().value() + " " + std::to_string(leading->term()) + " host-a:1");
+  // The record sits beside the key on the members, with the value, term and identity
+  // (on every member once the last one answered: the campaign returned at a quorum).
+  const std::string record =
+      leading->lock().value() + " " + std::to_string(leading->term()) + " host-a:1";
+  for (std::size_t node = 0; node < 5; ++node) {
+    EXPECT_TRUE(eventually([&] { return get(node, "scheduler:leader") == record; }))
+        << "node " << node << ": " << get(node, "scheduler:leader");
+  }
 
   ASSERT_TRUE(leading->resign());
   EXPECT_TRUE(leading->stop_token().stop_requested());
@@ -107,6 +113,41 @@ TEST_F(ElectionTest, AResignationWakesTheWaitingCandidateAtOnce) {
   std::printf("[ measured ] resign -> next leader (ms):");
   for (double ms : handoffs_ms) std::printf(" %.1f", ms);
   std::printf("\n");
+}
+
+TEST_F(ElectionTest, AnAsynchronousCampaignLeadsAndReportsOnTheLoopThread) {
+  auto a = Client::create(options());
+  auto b = Client::create(options());
+  Election first(a, "async", "first", 5s);
+  Election second(b, "async", "second", 5s);
+  auto held = first.campaign();
+  ASSERT_TRUE(held) << held.error().message();
+  std::promise<Result<Leadership>> outcome;
+  second.campaign_async({}, 5s, [&](Result<Leadership> won) { outcome.set_value(std::move(won)); });
+  auto future = outcome.get_future();
+  EXPECT_EQ(future.wait_for(300ms), std::future_status::timeout) << "led while another did";
+  ASSERT_TRUE(held->resign());
+  ASSERT_EQ(future.wait_for(5s), std::future_status::ready);
+  auto won = future.get();
+  ASSERT_TRUE(won) << won.error().message();
+  EXPECT_GT(won->term(), held->term());
+  EXPECT_EQ(won->identity(), "second");
+  auto seen = first.leader();
+  ASSERT_TRUE(seen && *seen);
+  EXPECT_EQ((*seen)->identity, "second");
+
+  // Stopped while waiting: errc::cancelled, nothing won.
+  std::stop_source stop;
+  std::promise<Result<Leadership>> stopped;
+  first.campaign_async(stop.get_token(), 5s,
+                       [&](Result<Leadership> won) { stopped.set_value(std::move(won)); });
+  std::this_thread::sleep_for(100ms);
+  stop.request_stop();
+  auto cancelled = stopped.get_future();
+  ASSERT_EQ(cancelled.wait_for(2s), std::future_status::ready);
+  auto result = cancelled.get();
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error(), errc::cancelled) << result.error().message();
 }
 
 // A crashed leader never resigns: the next one takes the seat once its TTL ran out, with
