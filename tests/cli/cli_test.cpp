@@ -995,5 +995,37 @@ TEST_F(CliTest, LeaderWatchPrintsEachChangeUntilInterrupted) {
   EXPECT_EQ(lines[4], "none");
 }
 
+// The leader's `redlock elect` killed (SIGKILL: no resignation): the waiting candidate
+// leads once the key's TTL ran out. Measured over a few runs against the TTL; only
+// liveness is asserted.
+TEST_F(CliTest, AKilledLeaderIsReplacedWithinAboutItsTtl) {
+  constexpr int runs = 5;
+  std::vector<double> failover_ms;
+  for (int run = 0; run < runs; ++run) {
+    const auto tag = std::to_string(run);
+    CliProcess leader(with_nodes(
+        {"elect", "--once", "--ttl", "1s", "--id", "doomed", "failover", "--", "sh", "-c",
+         "echo $$ > '" + path("pid" + tag) + ".tmp'; mv '" + path("pid" + tag) + ".tmp' '" +
+             path("pid" + tag) + "'; exec sleep 30"}));
+    ASSERT_TRUE(eventually([&] { return exists("pid" + tag); })) << leader.err();
+    CliProcess follower(with_nodes({"elect", "--once", "--ttl", "1s", "--id", "heir", "failover",
+                                    "--", "sh", "-c", "date +%s%N > '" + path("led" + tag) + "'"}));
+    std::this_thread::sleep_for(200ms);  // the follower waits by now
+    const auto killed_at = wall_ns();
+    leader.signal(SIGKILL);
+    auto result = follower.wait_for(30s);
+    // The killed leader's command outlives it (as with `run`): end it here.
+    ::kill(std::stoi(read(path("pid" + tag))), SIGKILL);
+    ASSERT_TRUE(result);
+    ASSERT_EQ(result->exit_code, 0) << describe(*result);
+    failover_ms.push_back((read_ns(path("led" + tag)) - killed_at) / 1e6);
+    EXPECT_LT(failover_ms.back(), 3000);
+  }
+  std::sort(failover_ms.begin(), failover_ms.end());
+  std::cout << "[ info ] failover after SIGKILL of the leader (ttl 1000 ms), " << runs
+            << " runs: median " << failover_ms[runs / 2] << " ms, max " << failover_ms.back()
+            << " ms\n";
+}
+
 }  // namespace
 }  // namespace redlock::test
