@@ -5,6 +5,7 @@
 #include "core/election.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -186,26 +187,73 @@ Result<std::optional<Leader>> Election::leader() const {
       Leader{std::move(view->identity), view->term, view->validity, std::move(view->value)});
 }
 
+namespace {
+
+// Where the loop thread tells an observer, waiting on its own thread, that the key was
+// released.
+struct ReleaseHeard {
+  std::mutex mutex;
+  std::condition_variable_any changed;
+  bool heard = false;  // guarded by mutex
+  std::atomic<std::uint64_t> listener{0};
+};
+
+// The first follow-up read after a release: the next leader usually wins within a round
+// trip or two; the reads double their spacing until it shows or `every` is reached.
+constexpr milliseconds first_follow_up{5};
+
+}  // namespace
+
 Result<void> Election::observe(std::stop_token stop,
                                const std::function<void(const std::optional<Leader>&)>& on_change,
                                milliseconds every) const {
   if (every <= milliseconds(0)) every = std::min(ttl_ / 3, milliseconds(1000));
   every = std::max(every, milliseconds(1));
+  const auto& engine = engine_of(client_);
+  auto release = std::make_shared<ReleaseHeard>();
+  // Listens on the loop thread to the key's release announcements (those of every client
+  // that releases it, and this client's own resignations at once).
+  (void)engine->post([engine, key = key_, release] {
+    if (!engine->accepting()) return;
+    release->listener = engine->notifier().listen(key, [release] {
+      std::lock_guard<std::mutex> hold(release->mutex);
+      release->heard = true;
+      release->changed.notify_all();
+    });
+  });
   core::LeaderReports reports;
-  std::mutex mutex;
-  std::condition_variable_any sleeper;
+  milliseconds follow_up{0};  // 0: none due; the next read comes after `every`
+  std::uint64_t term_at_release = 0;
+  Result<void> ended;
   while (!stop.stop_requested()) {
     auto seen = leader();
-    if (!seen && seen.error() == errc::cancelled) return std::move(seen).error();
+    if (!seen && seen.error() == errc::cancelled) {
+      ended = std::move(seen).error();
+      break;
+    }
     if (seen) {
       std::optional<core::LeaderView> view;
       if (*seen) view = core::LeaderView{(*seen)->identity, (*seen)->term, (*seen)->value, {}};
       if (reports.should_report(view)) on_change(*seen);
+      if (follow_up > milliseconds(0)) {
+        const bool successor = *seen && (*seen)->term > term_at_release;
+        follow_up = successor ? milliseconds(0) : follow_up * 2;
+        if (follow_up >= every) follow_up = milliseconds(0);
+      }
     }
-    std::unique_lock<std::mutex> hold(mutex);
-    sleeper.wait_for(hold, stop, every, [] { return false; });
+    std::unique_lock<std::mutex> hold(release->mutex);
+    release->changed.wait_for(hold, stop, follow_up > milliseconds(0) ? follow_up : every,
+                              [&] { return release->heard; });
+    if (release->heard) {
+      release->heard = false;
+      follow_up = first_follow_up;
+      term_at_release = reports.highest_term();
+    }
   }
-  return {};
+  (void)engine->post([engine, release] {
+    if (engine->open() && release->listener != 0) engine->notifier().unlisten(release->listener);
+  });
+  return ended;
 }
 
 }  // namespace redlock
