@@ -114,8 +114,8 @@ Subcommand add_leader_command(CLI::App& parent, GlobalOptions& globals) {
                 "null)");
   app->add_flag("--watch", args->watch,
                 "Print a line now and one per change of leader, in term order, until "
-                "SIGINT or SIGTERM (exit 0); changes are read every third of --ttl, at most "
-                "every second");
+                "SIGINT or SIGTERM (exit 0); read again when the key's release is "
+                "announced, and every third of --ttl (at most every second)");
   app->add_option("KEY", args->key, "Name of the election")->required();
   add_global_options(*app, globals);
   app->footer(
