@@ -125,12 +125,11 @@ class REDLOCK_EXPORT Election {
   /// first read is reported whatever it shows; afterwards a new leader (a higher term),
   /// or an empty seat (nullopt) once after a leader. Terms are reported in increasing
   /// order: never one lower than a term already reported. Reads that fail (fewer than a
-  /// quorum answered) report nothing. It reads leader() when the key's release is
-  /// announced (a resignation, by any client), then a few times more at 5 ms doubling
-  /// until the successor shows, and otherwise every `every` (0 = a third of the ttl, at
-  /// most a second): a crashed leader's expiry and a campaign into an empty seat are
-  /// announced by nobody, so those changes are seen up to `every` late, and a leadership
-  /// shorter than that may go unreported.
+  /// quorum answered) report nothing. It reads leader() when a new leader's campaign or
+  /// the key's release is announced (by any client), after a release a few times more at
+  /// 5 ms doubling until the successor shows, and otherwise every `every` (0 = a third of
+  /// the ttl, at most a second): a crashed leader's expiry is announced by nobody and is
+  /// seen up to `every` late.
   Result<void> observe(std::stop_token stop,
                        const std::function<void(const std::optional<Leader>&)>& on_change,
                        std::chrono::milliseconds every = std::chrono::milliseconds(0)) const;

@@ -3,12 +3,23 @@
 namespace redlock::scripts {
 namespace {
 
-// GET under pcall, as the other owner checks: a key of another type is "not ours".
+// GET under pcall, as the other owner checks: a key of another type is "not ours". The
+// announcement goes where releases go (lock_scripts.cpp: PUBLISH, or on a cluster member
+// SPUBLISH with PUBLISH where a server has none), so observers hear it on the same
+// subscription.
 constexpr std::string_view proclaim_source = R"lua(
 if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
 redis.call('SET', KEYS[2], ARGV[2])
+local message = 'elected ' .. ARGV[2]
+if ARGV[4] == '1' then
+  if type(redis.pcall('SPUBLISH', ARGV[3], message)) == 'table' then
+    redis.call('PUBLISH', ARGV[3], message)
+  end
+else
+  redis.call('PUBLISH', ARGV[3], message)
+end
 return 1
 )lua";
 

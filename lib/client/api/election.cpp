@@ -190,11 +190,12 @@ Result<std::optional<Leader>> Election::leader() const {
 namespace {
 
 // Where the loop thread tells an observer, waiting on its own thread, that the key was
-// released.
+// released or has a new leader.
 struct ReleaseHeard {
   std::mutex mutex;
   std::condition_variable_any changed;
-  bool heard = false;  // guarded by mutex
+  bool released = false;  // guarded by mutex
+  bool elected = false;   // guarded by mutex
   std::atomic<std::uint64_t> listener{0};
 };
 
@@ -215,9 +216,9 @@ Result<void> Election::observe(std::stop_token stop,
   // that releases it, and this client's own resignations at once).
   (void)engine->post([engine, key = key_, release] {
     if (!engine->accepting()) return;
-    release->listener = engine->notifier().listen(key, [release] {
+    release->listener = engine->notifier().listen(key, [release](bool elected) {
       std::lock_guard<std::mutex> hold(release->mutex);
-      release->heard = true;
+      (elected ? release->elected : release->released) = true;
       release->changed.notify_all();
     });
   });
@@ -243,9 +244,13 @@ Result<void> Election::observe(std::stop_token stop,
     }
     std::unique_lock<std::mutex> hold(release->mutex);
     release->changed.wait_for(hold, stop, follow_up > milliseconds(0) ? follow_up : every,
-                              [&] { return release->heard; });
-    if (release->heard) {
-      release->heard = false;
+                              [&] { return release->released || release->elected; });
+    // A new leader's announcement comes once its record is written on the member that
+    // sent it: the next read (at once) finds it. A release is followed by reads until the
+    // successor shows.
+    release->elected = false;
+    if (release->released) {
+      release->released = false;
       follow_up = first_follow_up;
       term_at_release = reports.highest_term();
     }

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "net/cluster_slot.hpp"
+#include "scripts/election_scripts.hpp"
 #include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
@@ -89,7 +90,7 @@ ReleaseNotifier::Channel& ReleaseNotifier::open_channel(const std::string& key,
 }
 
 ReleaseNotifier::ListenerId ReleaseNotifier::listen(const std::string& key,
-                                                    std::function<void()> on_release) {
+                                                    std::function<void(bool)> on_release) {
   // From the waiters' sequence: an id is never a waiter's and a listener's both.
   const ListenerId id = next_id_++;
   if (closed_) return id;
@@ -110,13 +111,13 @@ void ReleaseNotifier::unlisten(ListenerId id) {
   drop_if_unused(it);
 }
 
-void ReleaseNotifier::tell_listeners(const Channel& channel) {
+void ReleaseNotifier::tell_listeners(const Channel& channel, bool elected) {
   if (channel.listeners.empty()) return;
   // Copied: a listener may stop listening from its callback.
-  std::vector<std::function<void()>> listeners;
+  std::vector<std::function<void(bool)>> listeners;
   listeners.reserve(channel.listeners.size());
   for (const auto& [id, listener] : channel.listeners) listeners.push_back(listener);
-  for (auto& listener : listeners) listener();
+  for (auto& listener : listeners) listener(elected);
 }
 
 bool ReleaseNotifier::others_waiting_before(WaiterId id) {
@@ -275,13 +276,20 @@ void ReleaseNotifier::on_message(std::size_t node, const redisReply* message) {
     // Not a value our release script publishes; still a reason to look at the key.
     auto it = channels_.find(name);
     if (it == channels_.end()) return;
-    tell_listeners(it->second);
+    tell_listeners(it->second, false);
     // Looked up again: a listener may have dropped the channel.
     it = channels_.find(name);
     if (it != channels_.end()) wake(it->first, it->second.queue.announce());
     return;
   }
-  announce(name, std::string(payload->str, payload->len));
+  const std::string_view text(payload->str, payload->len);
+  if (text.substr(0, scripts::campaign_announcement.size()) == scripts::campaign_announcement) {
+    // A new leader, not a release: only observers care, and each member announces it.
+    auto it = channels_.find(name);
+    if (it != channels_.end()) tell_listeners(it->second, true);
+    return;
+  }
+  announce(name, std::string(text));
 }
 
 void ReleaseNotifier::released_locally(const std::string& key, const std::string& value) {
@@ -298,7 +306,7 @@ void ReleaseNotifier::announce(const std::string& channel_name, std::string rele
   }
   channel.recent_releases[channel.next_release_slot] = std::move(released);
   channel.next_release_slot = (channel.next_release_slot + 1) % channel.recent_releases.size();
-  tell_listeners(channel);
+  tell_listeners(channel, false);
   // Looked up again: a listener may have dropped the channel.
   it = channels_.find(channel_name);
   if (it != channels_.end()) wake(it->first, it->second.queue.announce());

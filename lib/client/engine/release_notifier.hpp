@@ -77,10 +77,12 @@ class ReleaseNotifier {
 
   using ListenerId = std::uint64_t;
   /// Calls `on_release` on every announced release of `key` (once per release, however
-  /// many nodes announce it), until unlisten(). A listener is no waiter: it takes no turn
-  /// and never takes a waiter's wake. It subscribes as watch() does, without waiting for
-  /// the subscription to be confirmed (an observer re-reads on its own timer anyway).
-  ListenerId listen(const std::string& key, std::function<void()> on_release);
+  /// many nodes announce it) and on every member's announcement of a new leader of the
+  /// key (scripts/election_scripts.hpp: those wake no waiter), until unlisten(). A listener is no
+  /// waiter: it takes no turn and never takes a waiter's wake. It subscribes as watch() does,
+  /// without waiting for the subscription to be confirmed (an observer re-reads on its own timer
+  /// anyway). `on_release(elected)`: false for a release, true for a new leader's announcement.
+  ListenerId listen(const std::string& key, std::function<void(bool elected)> on_release);
   /// Stops the listener; unknown ids (already stopped, or after close()) are ignored.
   void unlisten(ListenerId id);
 
@@ -99,7 +101,7 @@ class ReleaseNotifier {
   struct Channel {
     WaiterQueue queue;
     std::unordered_map<WaiterId, std::function<void()>> on_woken;
-    std::unordered_map<ListenerId, std::function<void()>> listeners;
+    std::unordered_map<ListenerId, std::function<void(bool)>> listeners;
     std::vector<std::function<void()>> waiting_for_ready;
     // Each release is published by up to N nodes, and announced first by this client when
     // it released: one wake per release. The nodes' messages of one release can arrive
@@ -123,8 +125,8 @@ class ReleaseNotifier {
   Channel& open_channel(const std::string& key, const std::string& name);
   // Unsubscribes and forgets the channel `it` names once nobody needs it.
   void drop_if_unused(std::unordered_map<std::string, Channel>::iterator it);
-  // Tells every listener of `channel` of a release.
-  static void tell_listeners(const Channel& channel);
+  // Tells every listener of `channel` of a release, or of a new leader (`elected`).
+  static void tell_listeners(const Channel& channel, bool elected);
   void subscribe(std::size_t node, const std::string& channel, bool count_for_ready);
   void on_message(std::size_t node, const redisReply* message);
   // Wakes a waiter of `channel_name` unless `released` was already announced there.

@@ -10,6 +10,7 @@
 #include "client/rounds/round.hpp"
 #include "client/util/messages.hpp"
 #include "scripts/election_scripts.hpp"
+#include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
 
@@ -69,8 +70,10 @@ void start_proclaim(const std::shared_ptr<Engine>& engine, std::string key, std:
       *engine,
       [&](Node& node, NodeCallback reply) {
         const std::string record_key = node.companion_key(key, scripts::leader_suffix);
+        const std::string channel = node.companion_key(key, scripts::released_suffix);
         const std::array<std::string_view, 2> keys{key, record_key};
-        const std::array<std::string_view, 2> args{value, record};
+        const std::array<std::string_view, 4> args{value, record, channel,
+                                                   node.routes_by_slot() ? "1" : "0"};
         node.run_family_script(scripts::proclaim(), keys, args, node_timeout, &interpret_proclaim,
                                std::move(reply));
       },
