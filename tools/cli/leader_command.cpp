@@ -114,7 +114,7 @@ Subcommand add_leader_command(CLI::App& parent, GlobalOptions& globals) {
                 "null)");
   app->add_flag("--watch", args->watch,
                 "Print a line now and one per change of leader, in term order, until "
-                "SIGINT or SIGTERM (exit 0); read again when the key's release is "
+                "SIGINT or SIGTERM (exit 0); read again when a campaign or a release is "
                 "announced, and every third of --ttl (at most every second)");
   app->add_option("KEY", args->key, "Name of the election")->required();
   add_global_options(*app, globals);
