@@ -2,6 +2,7 @@
 // Umbrella header of the redlock library.
 
 #include <redlock/client.hpp>
+#include <redlock/election.hpp>
 #include <redlock/error.hpp>
 #include <redlock/export.hpp>
 #include <redlock/fenced_store.hpp>

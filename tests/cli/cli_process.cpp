@@ -135,6 +135,10 @@ std::string CliProcess::err() const {
   return read_file(dir_ + "/err");
 }
 
+std::string CliProcess::out() const {
+  return read_file(dir_ + "/out");
+}
+
 CliResult run_cli(const std::vector<std::string>& args,
                   const std::vector<std::pair<std::string, std::string>>& environment,
                   std::chrono::milliseconds timeout) {

@@ -44,6 +44,8 @@ class CliProcess {
   /// Sends `signo` to this process (and nothing else) while it runs.
   void signal(int signo) const;
   std::string err() const;
+  /// What it wrote to stdout so far.
+  std::string out() const;
 
  private:
   std::string dir_;

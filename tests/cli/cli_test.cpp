@@ -909,5 +909,164 @@ TEST_F(CliTest, StatusOfAnAbsentKeySaysItIsFreeEverywhere) {
   EXPECT_THAT(text.out, HasSubstr("key \"nothing\": free on every node that answered"));
 }
 
+// --- redlock elect / redlock leader ----------------------------------------------------
+
+/// `elect --once FLAGS KEY` whose command writes its REDLOCK_KEY, REDLOCK_TERM and
+/// REDLOCK_LEADER_ID to the file `name`, then holds until the file "let-go" exists.
+std::vector<std::string> leading_command(const std::string& name, const std::string& let_go) {
+  const auto script =
+      "printf '%s\\n%s\\n%s\\n' \"$REDLOCK_KEY\" \"$REDLOCK_TERM\" "
+      "\"$REDLOCK_LEADER_ID\" > '" +
+      name + ".tmp' && mv '" + name + ".tmp' '" + name + "'; while [ ! -e '" + let_go +
+      "' ]; do sleep 0.05; done";
+  return {"sh", "-c", script};
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST_F(CliTest, ElectOnceRunsTheCommandWithTheLeadersEnvironmentAndLeaderShowsIt) {
+  std::vector<std::string> args{"elect", "--once", "--ttl", "2s", "--id", "alpha", "jobs", "--"};
+  for (auto& word : leading_command(path("env"), path("let-go"))) args.push_back(word);
+  CliProcess leader(with_nodes(args), {{"REDLOCK_TOKEN", "999"}});
+  ASSERT_TRUE(eventually([&] { return exists("env"); })) << leader.err();
+  const auto env = lines_of(read(path("env")));
+  ASSERT_EQ(env.size(), 3u);
+  EXPECT_EQ(env[0], "jobs");
+  EXPECT_GE(std::stoull(env[1]), 1u);
+  EXPECT_EQ(env[2], "alpha");
+
+  auto shown = cli({"leader", "--json", "jobs"});
+  ASSERT_EQ(shown.exit_code, 0) << describe(shown);
+  const auto json = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(json["key"], "jobs");
+  EXPECT_EQ(json["leader"]["identity"], "alpha");
+  EXPECT_EQ(json["leader"]["term"].get<std::uint64_t>(), std::stoull(env[1]));
+  EXPECT_GT(json["leader"]["validity_ms"].get<long long>(), 0);
+  EXPECT_LE(json["leader"]["validity_ms"].get<long long>(), 2000);
+  EXPECT_EQ(json["leader"]["value"], value_on(0, "jobs"));
+  auto plain = cli({"leader", "jobs"});
+  EXPECT_EQ(plain.exit_code, 0) << describe(plain);
+  EXPECT_THAT(plain.out, StartsWith("alpha term " + env[1] + " validity_ms "));
+
+  std::ofstream(path("let-go")).put('\n');
+  auto result = leader.wait_for(30s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 0) << describe(*result);
+  EXPECT_EQ(holders("jobs"), 0) << "the leadership was not resigned";
+  auto none = cli({"leader", "--json", "jobs"});
+  EXPECT_EQ(none.exit_code, 1) << describe(none);
+  EXPECT_TRUE(nlohmann::json::parse(none.out)["leader"].is_null()) << none.out;
+  auto seven = cli({"elect", "--once", "jobs", "--", "sh", "-c", "exit 7"});
+  EXPECT_EQ(seven.exit_code, 7) << describe(seven);
+}
+
+TEST_F(CliTest, ASecondCandidateLeadsOnlyAfterTheFirstResigns) {
+  CliProcess first(with_nodes({"elect", "--once", "--id", "first", "seat", "--", "sh", "-c",
+                               "echo $REDLOCK_TERM > '" + path("first_term") +
+                                   "'; sleep 1.5; date +%s%N > '" + path("first_end") + "'"}));
+  ASSERT_TRUE(eventually([&] { return exists("first_term"); })) << first.err();
+  CliProcess second(with_nodes({"elect", "--once", "--id", "second", "seat", "--", "sh", "-c",
+                                "date +%s%N > '" + path("second_start") +
+                                    "'; echo $REDLOCK_TERM > '" + path("second_term") + "'"}));
+  ASSERT_TRUE(wait_all({&first, &second}, 30s));
+  EXPECT_EQ(first.result().exit_code, 0) << describe(first.result());
+  ASSERT_EQ(second.result().exit_code, 0) << describe(second.result());
+  const long long handoff_us = (read_ns(path("second_start")) - read_ns(path("first_end"))) / 1000;
+  EXPECT_GT(handoff_us, 0) << "the second candidate led while the first still did";
+  EXPECT_GT(std::stoull(read(path("second_term"))), std::stoull(read(path("first_term"))));
+  std::cout << "[ info ] elect handoff: " << handoff_us / 1000.0 << " ms\n";
+  EXPECT_LT(handoff_us, 2'000'000);
+}
+
+TEST_F(CliTest, ElectOnceWhoseLeadershipIsLostSignalsTheCommandAndExitsFour) {
+  const auto script = "trap 'touch \"" + path("usr1") + "\"; exit 0' USR1; touch '" +
+                      path("started") + "'; while :; do sleep 0.05; done";
+  CliProcess run(with_nodes({"elect", "--once", "--ttl", "1s", "--lost-signal", "USR1", "fragile",
+                             "--", "sh", "-c", script}));
+  ASSERT_TRUE(eventually([&] { return exists("started"); })) << run.err();
+  for (std::size_t i = 0; i < 3; ++i) cluster()[i].pause();
+  auto result = run.wait_for(30s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 4) << describe(*result);
+  EXPECT_TRUE(exists("usr1")) << describe(*result);
+  EXPECT_GT(reported_validity_left(result->err), 0) << result->err;
+}
+
+TEST_F(CliTest, ElectWithoutOnceCampaignsAgainUntilSigterm) {
+  CliProcess loop(with_nodes({"elect", "--ttl", "2s", "again", "--", "sh", "-c",
+                              "echo $REDLOCK_TERM >> '" + path("terms") + "'"}));
+  ASSERT_TRUE(eventually([&] { return lines_of(read(path("terms"))).size() >= 3; })) << loop.err();
+  loop.signal(SIGTERM);
+  auto result = loop.wait_for(30s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 128 + SIGTERM) << describe(*result);
+  const auto terms = lines_of(read(path("terms")));
+  for (std::size_t i = 1; i < terms.size(); ++i) {
+    EXPECT_GT(std::stoull(terms[i]), std::stoull(terms[i - 1]));
+  }
+}
+
+TEST_F(CliTest, LeaderWatchPrintsEachChangeUntilInterrupted) {
+  CliProcess watch(with_nodes({"leader", "--watch", "--ttl", "300ms", "watched"}));
+  // Its first line (nobody leads) comes before any candidate campaigns.
+  ASSERT_TRUE(eventually([&] { return watch.out() == "none\n"; })) << watch.err();
+  auto first = cli({"elect", "--once", "--id", "one", "watched", "--", "sleep", "0.5"});
+  EXPECT_EQ(first.exit_code, 0) << describe(first);
+  // The empty seat lasts long enough to be read whether or not the release's announcement
+  // arrives before the next campaign's (the watch's own period is 100 ms, a third of --ttl).
+  std::this_thread::sleep_for(300ms);
+  auto second = cli({"elect", "--once", "--id", "two", "watched", "--", "sleep", "0.5"});
+  EXPECT_EQ(second.exit_code, 0) << describe(second);
+  std::this_thread::sleep_for(300ms);
+  watch.signal(SIGINT);
+  auto result = watch.wait_for(10s);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->exit_code, 0) << describe(*result);
+  const auto lines = lines_of(result->out);
+  ASSERT_EQ(lines.size(), 5u) << result->out;
+  EXPECT_EQ(lines[0], "none");
+  EXPECT_THAT(lines[1], StartsWith("one term "));
+  EXPECT_EQ(lines[2], "none");
+  EXPECT_THAT(lines[3], StartsWith("two term "));
+  EXPECT_EQ(lines[4], "none");
+}
+
+// The leader's `redlock elect` killed (SIGKILL: no resignation): the waiting candidate
+// leads once the key's TTL ran out. Measured over a few runs against the TTL; only
+// liveness is asserted.
+TEST_F(CliTest, AKilledLeaderIsReplacedWithinAboutItsTtl) {
+  constexpr int runs = 5;
+  std::vector<double> failover_ms;
+  for (int run = 0; run < runs; ++run) {
+    const auto tag = std::to_string(run);
+    CliProcess leader(with_nodes(
+        {"elect", "--once", "--ttl", "1s", "--id", "doomed", "failover", "--", "sh", "-c",
+         "echo $$ > '" + path("pid" + tag) + ".tmp'; mv '" + path("pid" + tag) + ".tmp' '" +
+             path("pid" + tag) + "'; exec sleep 30"}));
+    ASSERT_TRUE(eventually([&] { return exists("pid" + tag); })) << leader.err();
+    CliProcess follower(with_nodes({"elect", "--once", "--ttl", "1s", "--id", "heir", "failover",
+                                    "--", "sh", "-c", "date +%s%N > '" + path("led" + tag) + "'"}));
+    std::this_thread::sleep_for(200ms);  // the follower waits by now
+    const auto killed_at = wall_ns();
+    leader.signal(SIGKILL);
+    auto result = follower.wait_for(30s);
+    // The killed leader's command outlives it (as with `run`): end it here.
+    ::kill(std::stoi(read(path("pid" + tag))), SIGKILL);
+    ASSERT_TRUE(result);
+    ASSERT_EQ(result->exit_code, 0) << describe(*result);
+    failover_ms.push_back((read_ns(path("led" + tag)) - killed_at) / 1e6);
+    EXPECT_LT(failover_ms.back(), 3000);
+  }
+  std::sort(failover_ms.begin(), failover_ms.end());
+  std::cout << "[ info ] failover after SIGKILL of the leader (ttl 1000 ms), " << runs
+            << " runs: median " << failover_ms[runs / 2] << " ms, max " << failover_ms.back()
+            << " ms\n";
+}
+
 }  // namespace
 }  // namespace redlock::test

@@ -136,6 +136,81 @@ TEST_F(ClusterTest, TokensIncreaseAcrossHoldersOnAClusterAsOnStandaloneMasters) 
   }
 }
 
+// The election's leader record sits beside its key in the key's slot, so the scripts that
+// write and read it together with the key run on the key's shard.
+TEST_F(ClusterTest, AnElectionOnClustersReadsItsLeaderFromTheKeysShard) {
+  auto a = Client::create(options());
+  auto b = Client::create(options());
+  Election first(a, "cluster:election", "first", 10s);
+  Election second(b, "cluster:election", "second", 10s);
+  auto leading = first.campaign();
+  ASSERT_TRUE(leading) << leading.error().message();
+  const std::string record =
+      leading->lock().value() + " " + std::to_string(leading->term()) + " first";
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(settled(i, "{cluster:election}:leader", record), record) << "cluster " << i;
+  }
+  auto seen = second.leader();
+  ASSERT_TRUE(seen) << seen.error().message();
+  ASSERT_TRUE(*seen);
+  EXPECT_EQ((*seen)->identity, "first");
+  EXPECT_EQ((*seen)->term, leading->term());
+
+  std::optional<Result<Leadership>> next;
+  std::thread waiter([&] { next.emplace(second.campaign({}, 5s)); });
+  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(leading->resign());
+  waiter.join();
+  ASSERT_TRUE(*next) << next->error().message();
+  EXPECT_GT((*next)->term(), leading->term());
+  seen = first.leader();
+  ASSERT_TRUE(seen && *seen);
+  EXPECT_EQ((*seen)->identity, "second");
+}
+
+// The new leader's announcement goes out on the key's shard channel (SPUBLISH), where an
+// observer's listener hears it: with its own period at 10 s, it sees the leader at once.
+TEST_F(ClusterTest, AnObserverOnClustersHearsTheNewLeadersAnnouncement) {
+  auto watcher = Client::create(options());
+  auto candidate = Client::create(options());
+  Election observer(watcher, "cluster:observed", "observer", 30s);
+  Election election(candidate, "cluster:observed", "leader", 10s);
+  std::mutex mutex;
+  std::vector<std::optional<Leader>> reports;
+  std::stop_source stop;
+  std::thread watching([&] {
+    (void)observer.observe(
+        stop.get_token(),
+        [&](const std::optional<Leader>& leader) {
+          std::lock_guard<std::mutex> hold(mutex);
+          reports.push_back(leader);
+        },
+        10s);
+  });
+  auto reported = [&](std::size_t n) {
+    for (int tries = 0; tries < 600; ++tries) {
+      {
+        std::lock_guard<std::mutex> hold(mutex);
+        if (reports.size() >= n) return true;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    return false;
+  };
+  const bool first = reported(1);
+  std::this_thread::sleep_for(200ms);  // the observer's subscription is made after its read
+  auto leading = election.campaign();
+  const bool second = reported(2);
+  stop.request_stop();
+  watching.join();
+  ASSERT_TRUE(leading) << leading.error().message();
+  ASSERT_TRUE(first && second) << "the new leader was not heard of";
+  EXPECT_FALSE(reports[0]);
+  ASSERT_TRUE(reports[1]);
+  EXPECT_EQ(reports[1]->identity, "leader");
+  EXPECT_EQ(reports[1]->term, leading->term());
+}
+
 TEST_F(ClusterTest, EveryKindOfLockWorksOnClusters) {
   auto client = Client::create(options());
   auto writer = client->write_lock("cluster:rw", {.ttl = 10s, .fencing = true});

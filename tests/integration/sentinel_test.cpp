@@ -139,6 +139,30 @@ TEST_F(SentinelTest, FiveGroupsGrantALockOnTheMastersTheirSentinelsName) {
     EXPECT_EQ(settled(group(i).master(), "sentinel:five", ""), "");
 }
 
+TEST_F(SentinelTest, AnElectionOnSentinelGroupsKeepsItsRecordOnTheMasters) {
+  auto a = Client::create(options());
+  auto b = Client::create(options());
+  Election first(a, "sentinel:election", "first", 10s);
+  Election second(b, "sentinel:election", "second", 10s);
+  auto leading = first.campaign();
+  ASSERT_TRUE(leading) << leading.error().message();
+  const std::string record =
+      leading->lock().value() + " " + std::to_string(leading->term()) + " first";
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(settled(group(i).master(), "sentinel:election:leader", record), record)
+        << "group " << i;
+  }
+  auto seen = second.leader();
+  ASSERT_TRUE(seen) << seen.error().message();
+  ASSERT_TRUE(*seen);
+  EXPECT_EQ((*seen)->identity, "first");
+  EXPECT_EQ((*seen)->term, leading->term());
+  ASSERT_TRUE(leading->resign());
+  auto next = second.campaign({}, 5s);
+  ASSERT_TRUE(next) << next.error().message();
+  EXPECT_GT(next->term(), leading->term());
+}
+
 TEST_F(SentinelTest, GroupsMixWithStandaloneMasters) {
   test::RedisServer first;
   test::RedisServer second;

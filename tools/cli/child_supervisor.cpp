@@ -81,6 +81,9 @@ ChildOutcome supervise(ChildProcess& child, const Lock& lock, SignalWatch& signa
         }
         continue;
       }
+      if (info->ssi_signo == SIGINT || info->ssi_signo == SIGTERM) {
+        outcome.stop_signal = static_cast<int>(info->ssi_signo);
+      }
       if (!already_delivered_to_child(*info)) child.signal(static_cast<int>(info->ssi_signo));
     }
   }

@@ -14,6 +14,9 @@ struct ChildOutcome {
   int wait_status = 0;
   /// The lock was lost (or its validity ended) before the command exited.
   bool lost = false;
+  /// The last SIGINT or SIGTERM we received while the command ran (0: none); forwarded
+  /// to the command unless the terminal had sent it there too. `elect` ends its loop on it.
+  int stop_signal = 0;
 };
 
 /// Returns once `child` has exited. The lock counts as lost when `lost` is posted (the

@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
   std::vector<Subcommand> subcommands = {
       add_run_command(app, globals),     add_acquire_command(app, globals),
       add_release_command(app, globals), add_extend_command(app, globals),
-      add_status_command(app, globals),
+      add_status_command(app, globals),  add_elect_command(app, globals),
+      add_leader_command(app, globals),
   };
   app.require_subcommand(1);
   app.footer(
@@ -65,13 +66,16 @@ int main(int argc, char** argv) {
       "  1    the lock is held by another owner (release, extend: VALUE does not hold it)\n"
       "  2    usage error: bad flags, a malformed node URL or duration\n"
       "  3    quorum unreachable: too many nodes down, slow or erroring, or guarded\n"
-      "  4    run: the lock was lost while the command ran\n"
-      "run otherwise exits with its command's code, or 128+N when signal N ended it.\n"
+      "  4    run, elect --once: the lock or leadership was lost while the command ran\n"
+      "run and elect otherwise exit with their command's code, or 128+N when signal N\n"
+      "ended it. leader exits 1 when nobody leads.\n"
       "\n"
       "Examples:\n"
       "A cron job that must not run twice at once, anywhere:\n"
       "  REDLOCK_NODES=redis://n1:6379,redis://n2:6379,redis://n3:6379 \\\n"
       "    redlock run --nonblock reports -- /usr/local/bin/make-reports\n"
+      "One scheduler for the fleet, another host taking over when it fails:\n"
+      "  redlock elect --ttl 10s scheduler -- /usr/local/bin/scheduler\n"
       "\n"
       "Members that may have lost their keys: each invocation is a new client that never\n"
       "sees a node restart, so by default a node up for less than --longest-ttl (the\n"
@@ -87,6 +91,9 @@ int main(int argc, char** argv) {
       "  REDLOCK_VALUE   set by run for its command: the lock's value\n"
       "  REDLOCK_TOKEN   set by run --fencing: the fencing token of KEY\n"
       "  REDLOCK_TOKENS  set by run --fencing --also: one token per key, KEY first\n"
+      "  REDLOCK_TERM    set by elect: the leader's term (a fencing token of KEY)\n"
+      "  REDLOCK_LEADER_ID\n"
+      "                  set by elect: the leader's identity (--id)\n"
       "\n"
       "The man page redlock(1) holds every subcommand's help ('redlock --help-all').");
 

@@ -21,5 +21,7 @@ Subcommand add_acquire_command(CLI::App& parent, GlobalOptions& globals);
 Subcommand add_release_command(CLI::App& parent, GlobalOptions& globals);
 Subcommand add_extend_command(CLI::App& parent, GlobalOptions& globals);
 Subcommand add_status_command(CLI::App& parent, GlobalOptions& globals);
+Subcommand add_elect_command(CLI::App& parent, GlobalOptions& globals);
+Subcommand add_leader_command(CLI::App& parent, GlobalOptions& globals);
 
 }  // namespace redlock::cli

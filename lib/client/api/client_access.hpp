@@ -15,6 +15,9 @@ struct ClientAccess {
   static std::shared_ptr<Client> make(std::shared_ptr<Engine> engine) {
     return std::shared_ptr<Client>(new Client(std::move(engine)));
   }
+  /// The engine under a client, for the library's own classes built over a Client
+  /// (Election).
+  static const std::shared_ptr<Engine>& engine(const Client& client) { return client.engine_; }
 };
 
 }  // namespace redlock::detail

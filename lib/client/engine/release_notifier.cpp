@@ -6,6 +6,7 @@
 #include <array>
 
 #include "net/cluster_slot.hpp"
+#include "scripts/election_scripts.hpp"
 #include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
@@ -50,7 +51,7 @@ void ReleaseNotifier::connect() {
       auto self = weak.lock();
       if (!self) return;
       for (const auto& [name, channel] : (*self)->channels_) {
-        if (!channel.queue.empty()) (*self)->subscribe(node, name, false);
+        if (channel.in_use()) (*self)->subscribe(node, name, false);
       }
     };
     subscribers_.emplace_back(net::Connection::create(loop_, std::move(options)));
@@ -62,27 +63,61 @@ ReleaseNotifier::Watched ReleaseNotifier::watch(const std::string& key,
                                                 std::function<void()> ready) {
   const WaiterId id = next_id_++;
   if (closed_) return {id, true};
-  connect();
   const std::string name = key + scripts::released_suffix;
-  auto [it, created] = channels_.try_emplace(name);
-  Channel& channel = it->second;
-  if (created) {
-    channel.generation = next_generation_++;
-    if (std::any_of(pubsub_.begin(), pubsub_.end(),
-                    [](Pubsub kind) { return kind != Pubsub::plain; })) {
-      channel.shard_name = net::slot_companion(key, scripts::released_suffix).value_or(name);
-      by_shard_name_.try_emplace(channel.shard_name, name);
-    }
-  }
+  Channel& channel = open_channel(key, name);
   channel.queue.join(id);
   channel.on_woken.emplace(id, std::move(on_woken));
   waiter_channels_.emplace(id, name);
   if (channel.ready) return {id, true};
   channel.waiting_for_ready.push_back(std::move(ready));
-  if (created) {
-    for (std::size_t node = 0; node < subscribers_.size(); ++node) subscribe(node, name, true);
-  }
   return {id, false};
+}
+
+ReleaseNotifier::Channel& ReleaseNotifier::open_channel(const std::string& key,
+                                                        const std::string& name) {
+  connect();
+  auto [it, created] = channels_.try_emplace(name);
+  Channel& channel = it->second;
+  if (!created) return channel;
+  channel.generation = next_generation_++;
+  if (std::any_of(pubsub_.begin(), pubsub_.end(),
+                  [](Pubsub kind) { return kind != Pubsub::plain; })) {
+    channel.shard_name = net::slot_companion(key, scripts::released_suffix).value_or(name);
+    by_shard_name_.try_emplace(channel.shard_name, name);
+  }
+  for (std::size_t node = 0; node < subscribers_.size(); ++node) subscribe(node, name, true);
+  return channel;
+}
+
+ReleaseNotifier::ListenerId ReleaseNotifier::listen(const std::string& key,
+                                                    std::function<void(bool)> on_release) {
+  // From the waiters' sequence: an id is never a waiter's and a listener's both.
+  const ListenerId id = next_id_++;
+  if (closed_) return id;
+  const std::string name = key + scripts::released_suffix;
+  open_channel(key, name).listeners.emplace(id, std::move(on_release));
+  listener_channels_.emplace(id, name);
+  return id;
+}
+
+void ReleaseNotifier::unlisten(ListenerId id) {
+  auto found = listener_channels_.find(id);
+  if (found == listener_channels_.end()) return;
+  const std::string name = std::move(found->second);
+  listener_channels_.erase(found);
+  auto it = channels_.find(name);
+  if (it == channels_.end()) return;
+  it->second.listeners.erase(id);
+  drop_if_unused(it);
+}
+
+void ReleaseNotifier::tell_listeners(const Channel& channel, bool elected) {
+  if (channel.listeners.empty()) return;
+  // Copied: a listener may stop listening from its callback.
+  std::vector<std::function<void(bool)>> listeners;
+  listeners.reserve(channel.listeners.size());
+  for (const auto& [id, listener] : channel.listeners) listeners.push_back(listener);
+  for (auto& listener : listeners) listener(elected);
 }
 
 bool ReleaseNotifier::others_waiting_before(WaiterId id) {
@@ -191,6 +226,12 @@ void ReleaseNotifier::unwatch(WaiterId id, bool acquired) {
   it->second.on_woken.erase(id);
   if (!it->second.queue.empty() || !it->second.waiting_for_ready.empty())
     return wake(name, passed_to);
+  drop_if_unused(it);
+}
+
+void ReleaseNotifier::drop_if_unused(std::unordered_map<std::string, Channel>::iterator it) {
+  if (it->second.in_use() || !it->second.waiting_for_ready.empty()) return;
+  const std::string name = it->first;
   const std::string shard_name = std::move(it->second.shard_name);
   channels_.erase(it);
   // Another key's channel may have the same shard channel ("k" and "{k}" both announce
@@ -226,7 +267,7 @@ void ReleaseNotifier::on_message(std::size_t node, const redisReply* message) {
     if (word == "sunsubscribe") {
       // Asked again, the cluster routes it to the slot's new owner (MOVED is followed).
       auto it = channels_.find(name);
-      if (it != channels_.end() && !it->second.queue.empty()) subscribe(node, name, false);
+      if (it != channels_.end() && it->second.in_use()) subscribe(node, name, false);
       return;
     }
   }
@@ -234,10 +275,21 @@ void ReleaseNotifier::on_message(std::size_t node, const redisReply* message) {
   if (payload->type != REDIS_REPLY_STRING) {
     // Not a value our release script publishes; still a reason to look at the key.
     auto it = channels_.find(name);
+    if (it == channels_.end()) return;
+    tell_listeners(it->second, false);
+    // Looked up again: a listener may have dropped the channel.
+    it = channels_.find(name);
     if (it != channels_.end()) wake(it->first, it->second.queue.announce());
     return;
   }
-  announce(name, std::string(payload->str, payload->len));
+  const std::string_view text(payload->str, payload->len);
+  if (text.substr(0, scripts::campaign_announcement.size()) == scripts::campaign_announcement) {
+    // A new leader, not a release: only observers care, and each member announces it.
+    auto it = channels_.find(name);
+    if (it != channels_.end()) tell_listeners(it->second, true);
+    return;
+  }
+  announce(name, std::string(text));
 }
 
 void ReleaseNotifier::released_locally(const std::string& key, const std::string& value) {
@@ -254,7 +306,10 @@ void ReleaseNotifier::announce(const std::string& channel_name, std::string rele
   }
   channel.recent_releases[channel.next_release_slot] = std::move(released);
   channel.next_release_slot = (channel.next_release_slot + 1) % channel.recent_releases.size();
-  wake(it->first, it->second.queue.announce());
+  tell_listeners(channel, false);
+  // Looked up again: a listener may have dropped the channel.
+  it = channels_.find(channel_name);
+  if (it != channels_.end()) wake(it->first, it->second.queue.announce());
 }
 
 void ReleaseNotifier::close() {

@@ -75,6 +75,17 @@ class ReleaseNotifier {
   /// it returns.
   void unwatch(WaiterId id, bool acquired);
 
+  using ListenerId = std::uint64_t;
+  /// Calls `on_release` on every announced release of `key` (once per release, however
+  /// many nodes announce it) and on every member's announcement of a new leader of the
+  /// key (scripts/election_scripts.hpp: those wake no waiter), until unlisten(). A listener is no
+  /// waiter: it takes no turn and never takes a waiter's wake. It subscribes as watch() does,
+  /// without waiting for the subscription to be confirmed (an observer re-reads on its own timer
+  /// anyway). `on_release(elected)`: false for a release, true for a new leader's announcement.
+  ListenerId listen(const std::string& key, std::function<void(bool elected)> on_release);
+  /// Stops the listener; unknown ids (already stopped, or after close()) are ignored.
+  void unlisten(ListenerId id);
+
   /// This client just sent the owner-checked release of `key` held by `value` to every
   /// node: wakes a waiter as the announcement would, at once. Its attempt is then written
   /// behind the release on each node's connection, and every node runs the two in that
@@ -90,6 +101,7 @@ class ReleaseNotifier {
   struct Channel {
     WaiterQueue queue;
     std::unordered_map<WaiterId, std::function<void()>> on_woken;
+    std::unordered_map<ListenerId, std::function<void(bool)>> listeners;
     std::vector<std::function<void()>> waiting_for_ready;
     // Each release is published by up to N nodes, and announced first by this client when
     // it released: one wake per release. The nodes' messages of one release can arrive
@@ -103,9 +115,18 @@ class ReleaseNotifier {
     // A channel erased when its last waiter left and created again for a new one must not
     // count the confirmations of the old SUBSCRIBE: they prove nothing about the new one.
     std::uint64_t generation = 0;
+
+    /// Someone needs the subscription: a waiter or a listener.
+    bool in_use() const { return !queue.empty() || !listeners.empty(); }
   };
 
   void connect();
+  // The channel of `key`, created (and subscribed on every node) if it did not exist.
+  Channel& open_channel(const std::string& key, const std::string& name);
+  // Unsubscribes and forgets the channel `it` names once nobody needs it.
+  void drop_if_unused(std::unordered_map<std::string, Channel>::iterator it);
+  // Tells every listener of `channel` of a release, or of a new leader (`elected`).
+  static void tell_listeners(const Channel& channel, bool elected);
   void subscribe(std::size_t node, const std::string& channel, bool count_for_ready);
   void on_message(std::size_t node, const redisReply* message);
   // Wakes a waiter of `channel_name` unless `released` was already announced there.
@@ -122,6 +143,7 @@ class ReleaseNotifier {
   std::vector<net::ConnectionPtr> subscribers_;
   std::unordered_map<std::string, Channel> channels_;
   std::unordered_map<WaiterId, std::string> waiter_channels_;
+  std::unordered_map<ListenerId, std::string> listener_channels_;
   // A cluster member's shard channel -> the channel's name in channels_.
   std::unordered_map<std::string, std::string> by_shard_name_;
   // How a node announces: standalone and Sentinel members PUBLISH on "<key>:released"; a

@@ -93,6 +93,11 @@ class RedisNode final : public Node {
     return net::slot_companion(key, scripts::fence_suffix).value_or(Node::fence_key(key));
   }
 
+  std::string companion_key(std::string_view key, std::string_view suffix) const override {
+    if (!cluster_) return Node::companion_key(key, suffix);
+    return net::slot_companion(key, suffix).value_or(Node::companion_key(key, suffix));
+  }
+
   bool routes_by_slot() const noexcept override { return cluster_; }
 
   // A cluster member's release channel, in the key's slot (as fence_key()); valid until
@@ -733,6 +738,10 @@ void Node::run_family_script(const scripts::Script& script, std::span<const std:
 
 std::string Node::fence_key(std::string_view key) const {
   return std::string(key) + scripts::fence_suffix;
+}
+
+std::string Node::companion_key(std::string_view key, std::string_view suffix) const {
+  return std::string(key).append(suffix);
 }
 
 const core::MemberGuard& Node::guard() const noexcept {

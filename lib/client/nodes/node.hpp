@@ -88,6 +88,9 @@ class Node {
   /// Cluster member a name in the key's slot (net::slot_companion), the same for every
   /// kind of holder of the key.
   virtual std::string fence_key(std::string_view key) const;
+  /// The name of another key kept beside `key` (key + `suffix`, e.g. the election's
+  /// leader record), placed like fence_key(): in the key's slot on a Redis Cluster member.
+  virtual std::string companion_key(std::string_view key, std::string_view suffix) const;
   /// Whether a script runs only on keys of one slot here (a Redis Cluster member): a key
   /// set is then sent as one script per slot (client/kinds/key_set_slots.hpp).
   virtual bool routes_by_slot() const noexcept { return false; }
