@@ -236,16 +236,7 @@ Subcommand add_elect_command(CLI::App& parent, GlobalOptions& globals) {
                 "Lead once: exit with the command's code, or 4 if the leadership was lost");
   app->add_option("--lost-signal", args->lost_signal,
                   "Signal sent to the command when the leadership is lost")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              (void)parse_signal(text);
-              return {};
-            } catch (const std::invalid_argument& e) {
-              return e.what();
-            }
-          },
-          ""))
+      ->check(signal_validator())
       ->type_name("SIGNAL")
       ->capture_default_str();
   app->add_option("KEY", args->key, "Name of the election")->required();

@@ -207,16 +207,7 @@ Subcommand add_run_command(CLI::App& parent, GlobalOptions& globals) {
       ->capture_default_str();
   app->add_option("--lost-signal", args->lost_signal,
                   "Signal sent to the command when the lock is lost")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            try {
-              (void)parse_signal(text);
-              return {};
-            } catch (const std::invalid_argument& e) {
-              return e.what();
-            }
-          },
-          ""))
+      ->check(signal_validator())
       ->type_name("SIGNAL")
       ->capture_default_str();
   auto* shared =

@@ -45,4 +45,17 @@ std::string signal_name(int signo) {
   return "signal " + std::to_string(signo);
 }
 
+CLI::Validator signal_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          (void)parse_signal(text);
+          return {};
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+      },
+      "");
+}
+
 }  // namespace redlock::cli
