@@ -136,9 +136,18 @@ struct Options {
   /// Nodes that must agree. 0 = a majority (N/2+1). Allowed: [N/2+1, N].
   int quorum = 0;
 
-  /// Per-node deadline of one command. 0 = min(50 ms, ttl / 10) for each operation.
+  /// Per-node deadline of one command, counted from when its member's connection is up.
+  /// 0 = min(50 ms, ttl / 10) for each operation. A command sent while the client makes
+  /// its first connection to a member (a new client's first calls) also waits for that
+  /// connection, up to connect_timeout: connecting, TLS, AUTH, a Sentinel group's master
+  /// look-up and a cluster's first slot map are not the node's round trip. A round
+  /// decided by the other members does not wait for it (a silent member delays no lock
+  /// the others can grant); status(), inspect() and Election::leader(), which wait for
+  /// every member, may wait that long on a new client. Later reconnects fail fast:
+  /// commands meet a member in backoff with its last error at once.
   milliseconds node_timeout{0};
-  /// Deadline to establish a connection (TCP/unix connect + TLS + AUTH/SELECT).
+  /// Deadline to establish a connection (TCP/unix connect + TLS + AUTH/SELECT; for a
+  /// cluster, also the first slot map).
   milliseconds connect_timeout{1000};
 
   ///@{

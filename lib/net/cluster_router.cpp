@@ -51,6 +51,7 @@ struct ClusterRouter::Request {
   const scripts::Script* script = nullptr;
   bool keyed = false;  // then word 1 is the key (a script's first key after numkeys)
   Clock::time_point deadline;
+  std::chrono::milliseconds timeout{0};  // the caller's, which restarts when the first map comes
   ReplyCallback done;
   bool redirected = false;
   Shard* sent_to = nullptr;  // whose answer is awaited: it names the shard in details
@@ -133,7 +134,10 @@ void ClusterRouter::shutdown() {
   for (auto& shard : shards_) shard->connection.reset();
   map_links_.clear();
   auto waiting = std::exchange(waiting_, {});
+  const auto now = Clock::now();
   for (Request* request : waiting) {
+    // The map is here: what a command may wait now is its own round trip.
+    request->deadline = std::min(request->deadline, now + request->timeout);
     const std::string detail = where_ + ": connection closed";
     answer(request, ReplyView{make_error_code(errc::cancelled), detail, nullptr});
   }
@@ -238,7 +242,8 @@ void ClusterRouter::submit_command(std::span<const std::string_view> argv,
   if (closed_) return answer_closed(std::move(callback));
   Request* request = take_request();
   request->keyed = argv.size() > 1 && has_key(argv[0]);
-  request->deadline = Clock::now() + timeout;
+  request->deadline = Clock::now() + timeout + first_map_allowance(request->keyed);
+  request->timeout = timeout;
   request->done = std::move(callback);
   if (request->keyed && first_map_pending_) {
     request->keep(argv, nullptr);
@@ -265,7 +270,8 @@ void ClusterRouter::submit_eval(const scripts::Script& script,
   const auto digits_end = std::to_chars(digits, digits + sizeof digits, keys.size()).ptr;
   const std::string_view numkeys(digits, static_cast<std::size_t>(digits_end - digits));
   request->keyed = !keys.empty();
-  request->deadline = Clock::now() + timeout;
+  request->deadline = Clock::now() + timeout + first_map_allowance(request->keyed);
+  request->timeout = timeout;
   request->done = std::move(callback);
   if (request->keyed && first_map_pending_) {
     request->keep_script(numkeys, keys, args, nullptr);
@@ -411,7 +417,10 @@ void ClusterRouter::flush_waiting() {
   first_map_pending_ = false;
   if (timer_ != nullptr) uv_timer_stop(&timer_->handle);
   auto waiting = std::exchange(waiting_, {});
+  const auto now = Clock::now();
   for (Request* request : waiting) {
+    // The map is here: what a command may wait now is its own round trip.
+    request->deadline = std::min(request->deadline, now + request->timeout);
     resend(request, route(request->key(), true, nullptr), false,
            where_ + ": no time left after the slot map came");
   }

@@ -107,6 +107,12 @@ class ClusterRouter final : public Connection {
   RouterTimer* make_timer();
   // refresh_map() on the next timers' turn, for hooks that may not send commands.
   void refresh_soon();
+  // What a keyed command may wait beyond its timeout while the router meets the cluster:
+  // the seeds' connect and the first slot map are not the node's round trip
+  // (ConnectionImpl's first-contact allowance, for the map). connect_timeout bounds it.
+  std::chrono::milliseconds first_map_allowance(bool keyed) const noexcept {
+    return keyed && first_map_pending_ ? options_.connect_timeout : std::chrono::milliseconds(0);
+  }
   void wait_for_map(Request* request);
   void expire_waiting();
   void flush_waiting();

@@ -155,7 +155,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
   void submit_command(std::span<const std::string_view> argv, std::chrono::milliseconds timeout,
                       ReplyCallback&& callback, SharedCommand* shared) {
     if (!admit(callback)) return;
-    submitted(pipeline_.command(argv, timeout, std::move(callback), uv_hrtime(), shared));
+    submitted(pipeline_.command(argv, timeout, std::move(callback), timeout_start(), shared));
   }
 
   void submit_eval(const scripts::Script& script, std::span<const std::string_view> keys,
@@ -163,7 +163,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
                    ReplyCallback&& callback, SharedCommand* shared) {
     if (!admit(callback)) return;
     submitted(
-        pipeline_.eval(script, keys, args, timeout, std::move(callback), uv_hrtime(), shared));
+        pipeline_.eval(script, keys, args, timeout, std::move(callback), timeout_start(), shared));
   }
 
   const Endpoint& endpoint() const noexcept { return options_.endpoint; }
@@ -237,6 +237,26 @@ class ConnectionImpl final : public Connection, private TransportSink {
   // --- submitting -------------------------------------------------------------------
 
   // The connection's own reasons to refuse a command; the pipeline has its own.
+  // A command's timeout is its node's round trip, counted from when the connection is up.
+  // Before the first connection is made (a new client's first commands) it would also
+  // have to cover the connect, the handshake (AUTH, TLS) and, for a Sentinel group, the
+  // master's resolution: several round trips, and a new client's first lock failed on
+  // a healthy but loaded or distant fleet. Such a command's timeout starts at the
+  // connect deadline at the latest, and at the connection's readiness when that comes
+  // first (become_ready: Pipeline::start_timeouts). Reconnects keep fail-fast: commands
+  // meet a connection in backoff with its last error.
+  std::uint64_t timeout_start() const noexcept {
+    const std::uint64_t now = uv_hrtime();
+    if (stats_.connects != 0) return now;
+    if (phase_ != Phase::resolving && phase_ != Phase::connecting && phase_ != Phase::handshaking) {
+      return now;
+    }
+    if (connect_deadline_ns_ == 0) {
+      return now + std::uint64_t(options_.connect_timeout.count()) * ns_per_ms;
+    }
+    return std::max(now, connect_deadline_ns_);
+  }
+
   bool admit(ReplyCallback& callback) {
     if (phase_ == Phase::closed) {
       defer({std::move(callback),
@@ -524,6 +544,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
     backoff_ = options_.reconnect_min;
     connect_deadline_ns_ = 0;
     ++stats_.connects;
+    pipeline_.start_timeouts(uv_hrtime());
     if (sentinel_) {
       pipeline_.set_where(where_);
       watch_switches();

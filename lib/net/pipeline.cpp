@@ -156,6 +156,16 @@ Pipeline::Entry& Pipeline::enqueue(ReplyCallback&& callback, std::chrono::millis
   return entry;
 }
 
+void Pipeline::start_timeouts(std::uint64_t now) noexcept {
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    Entry& entry = entries_[i];
+    if (entry.abandoned) continue;
+    const std::uint64_t from_now = saturating_add(now, entry.timeout_ms * ns_per_ms);
+    if (entry.deadline_ns > from_now) entry.deadline_ns = from_now;
+    earliest_ns_ = std::min(earliest_ns_, entry.deadline_ns);
+  }
+}
+
 // --- bytes out ------------------------------------------------------------------------
 
 std::string& Pipeline::take_unsent() noexcept {

@@ -98,7 +98,8 @@ class Pipeline {
 
   // --- commands in --------------------------------------------------------------------
 
-  /// Queues argv with a deadline `timeout` after `now`. A command that cannot be queued
+  /// Queues argv with a deadline `timeout` after `now` (when its timeout starts: a
+  /// connection not up yet may start it later, see start_timeouts). A command that cannot be queued
   /// (empty, no time left, max_pending reached) is returned as the failure to deliver,
   /// and the caller delivers it later (never inside the submitting call).
   /// With `shared`, the bytes come from it when another pipeline encoded the command
@@ -146,6 +147,10 @@ class Pipeline {
   /// abandoned one's dead-node bound. no_deadline when nothing is pending. May be early
   /// (after commands completed); never late.
   std::uint64_t next_deadline() const noexcept;
+
+  /// The connection is up at `now`: a command whose timeout was to start later (queued
+  /// during the first connect) has it start now.
+  void start_timeouts(std::uint64_t now) noexcept;
 
   /// Decides what passed its deadline by `now`. Commands in flight fail alone
   /// (errc::timeout) and keep their slot, abandoned, so that their reply is matched to

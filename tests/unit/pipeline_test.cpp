@@ -287,6 +287,30 @@ TEST_F(PipelineTest, QueuedCommandsExpireWithTheirBytes) {
   EXPECT_EQ(late.value, "late");
 }
 
+// A command queued during the first connect has its timeout start at the connect
+// deadline (the connection passes it as `now`); when the connection is up sooner, the
+// timeout starts then. A command with a nearer deadline keeps it.
+TEST_F(PipelineTest, TimeoutsQueuedForTheFirstConnectStartWhenItIsUp) {
+  Outcome first_contact, ordinary;
+  const std::uint64_t submitted = now;
+  const std::uint64_t connect_deadline = now + 1000 * ms;
+  auto refused = pipeline.command(std::vector<std::string_view>{"GET", "a"}, 50ms,
+                                  record(first_contact), connect_deadline);
+  ASSERT_FALSE(refused);
+  submit({"GET", "b"}, 50ms, ordinary);
+  now += 30 * ms;  // the connection is up 30 ms after the submission
+  pipeline.start_timeouts(now);
+  EXPECT_EQ(pipeline.next_deadline(), submitted + 50 * ms);
+  now = submitted + 60 * ms;
+  EXPECT_FALSE(check());
+  EXPECT_EQ(ordinary.calls, 1) << "its deadline came first and stays";
+  EXPECT_EQ(first_contact.calls, 0) << "its 50 ms started when the connection was up";
+  now = submitted + 81 * ms;
+  EXPECT_FALSE(check());
+  EXPECT_EQ(first_contact.calls, 1);
+  EXPECT_EQ(first_contact.error, make_error_code(errc::timeout));
+}
+
 TEST_F(PipelineTest, MaxPendingCountsAbandonedSlots) {
   PipelineOptions small = options();
   small.max_pending = 2;
