@@ -32,6 +32,7 @@ Usage: partition_test.py REDLOCK_BINARY   (REDLOCK_NETNS_RUNS: repetitions of A,
 
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -273,7 +274,7 @@ def lead_with_a_waiting_b(lab, key, log):
 
 
 def scenario_a(lab, runs):
-    failover, stop_after_cut, gap = [], [], []
+    failover, stop_after_cut, gap, validity_left = [], [], [], []
     for run_no in range(runs):
         key = f"netns-a{run_no}"
         log = os.path.join(lab.dir, f"{key}.log")
@@ -306,18 +307,23 @@ def scenario_a(lab, runs):
             end(b)
             end(a)
             lab.wait_reachable("a")
+        left = re.search(r"with (\d+) ms of validity left", stderr_of(a))
+        validity_left.append(int(left.group(1)) if left else None)
         failover.append((b_start - cut) / 1e6)
         stop_after_cut.append((a_stop[2] - cut) / 1e6)
         gap.append((b_start - a_stop[2]) / 1e6)
         print(f"  run {run_no + 1}: A stopped {stop_after_cut[-1]:.0f} ms after the cut, "
-              f"B started {failover[-1]:.0f} ms after it ({gap[-1]:.0f} ms after A stopped)",
+              f"B started {failover[-1]:.0f} ms after it ({gap[-1]:.0f} ms after A stopped); "
+              f"A's elect signalled with {validity_left[-1]} ms of validity left",
               flush=True)
     print(f"scenario A: leader cut off from every node, ttl {TTL_S * 1000} ms, {runs} runs:\n"
           f"  failover (port down -> B's command starts): median {statistics.median(failover):.0f} ms, "
           f"max {max(failover):.0f} ms, min {min(failover):.0f} ms\n"
           f"  A's command stopped after the cut: median {statistics.median(stop_after_cut):.0f} ms, "
           f"max {max(stop_after_cut):.0f} ms\n"
-          f"  A stopped before B started by: min {min(gap):.0f} ms, median {statistics.median(gap):.0f} ms",
+          f"  A stopped before B started by: min {min(gap):.0f} ms, median {statistics.median(gap):.0f} ms\n"
+          f"  validity left when A's elect signalled its command (its own report): "
+          f"{', '.join(f'{v} ms' for v in validity_left)}",
           flush=True)
 
 
