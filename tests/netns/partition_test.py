@@ -173,8 +173,9 @@ class Lab:
         err = open(os.path.join(self.dir, f"elect-{name}-{key}.err"), "w")
         process = subprocess.Popen(
             ["ip", "netns", "exec", self.ns(name), self.redlock, "--nodes", self.nodes_arg,
-             "--no-guard-young-members", "--verbose", "elect", "--once", "--ttl", TTL, "--id", name.upper(),
-             "--lost-signal", "USR1", key, "--", sys.executable, self.script, name.upper(), log],
+             "--no-guard-young-members", "--verbose", "elect", "--once", "--ttl", TTL,
+             "--id", name.upper(), "--lost-signal", "USR1", key,
+             "--", sys.executable, self.script, name.upper(), log],
             stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
         process.err_path = err.name
         self.processes.append(process)
@@ -281,9 +282,12 @@ def scenario_a(lab, runs):
         a, b, a_term = lead_with_a_waiting_b(lab, key, log)
         lab.port("a", "down")
         cut = time.monotonic_ns()
+        def b_started():
+            events = read_log(log)
+            return events if find(events, "start", "B") else None
+
         try:
-            events = wait_for(lambda: (lambda e: e if find(e, "start", "B") else None)(read_log(log)),
-                              3 * TTL_S, f"B to lead {key} after A was cut off")
+            events = wait_for(b_started, 3 * TTL_S, f"B to lead {key} after A was cut off")
             b_start = find(events, "start", "B")[2]
             a_stop = find(events, "stopped", "A")
             if a_stop is None:
@@ -293,7 +297,8 @@ def scenario_a(lab, runs):
                 raise Failure(f"{key}: A's command stopped {(a_stop[2] - b_start) / 1e6:.1f} ms "
                               f"AFTER B's started: {events}")
             seen = json.loads(lab.leader(key, "b").stdout)
-            if not seen["leader"] or seen["leader"]["identity"] != "B" or seen["leader"]["term"] <= a_term:
+            now = seen["leader"]
+            if not now or now["identity"] != "B" or now["term"] <= a_term:
                 raise Failure(f"{key}: B's command runs but leader shows {seen}, not B with a "
                               f"term above A's {a_term}")
             try:
@@ -306,7 +311,7 @@ def scenario_a(lab, runs):
             lab.port("a", "up")
             end(b)
             end(a)
-            lab.wait_reachable("a")
+        lab.wait_reachable("a")
         left = re.search(r"with (\d+) ms of validity left", stderr_of(a))
         validity_left.append(int(left.group(1)) if left else None)
         failover.append((b_start - cut) / 1e6)
@@ -317,11 +322,13 @@ def scenario_a(lab, runs):
               f"A's elect signalled with {validity_left[-1]} ms of validity left",
               flush=True)
     print(f"scenario A: leader cut off from every node, ttl {TTL_S * 1000} ms, {runs} runs:\n"
-          f"  failover (port down -> B's command starts): median {statistics.median(failover):.0f} ms, "
+          f"  failover (port down -> B's command starts): "
+          f"median {statistics.median(failover):.0f} ms, "
           f"max {max(failover):.0f} ms, min {min(failover):.0f} ms\n"
-          f"  A's command stopped after the cut: median {statistics.median(stop_after_cut):.0f} ms, "
-          f"max {max(stop_after_cut):.0f} ms\n"
-          f"  A stopped before B started by: min {min(gap):.0f} ms, median {statistics.median(gap):.0f} ms\n"
+          f"  A's command stopped after the cut: "
+          f"median {statistics.median(stop_after_cut):.0f} ms, max {max(stop_after_cut):.0f} ms\n"
+          f"  A stopped before B started by: "
+          f"min {min(gap):.0f} ms, median {statistics.median(gap):.0f} ms\n"
           f"  validity left when A's elect signalled its command (its own report): "
           f"{', '.join(f'{v} ms' for v in validity_left)}",
           flush=True)
@@ -343,10 +350,12 @@ def scenario_b(lab):
                 raise Failure(f"{key}: with 2 of 5 nodes cut off the leadership changed: {events}")
             for name, process in (("A", a), ("B", b)):
                 if process.poll() is not None:
-                    raise Failure(f"{key}: {name} exited {process.returncode}: {stderr_of(process)}")
+                    raise Failure(f"{key}: {name} exited {process.returncode}: "
+                                  f"{stderr_of(process)}")
             time.sleep(0.05)
         seen = json.loads(lab.leader(key, "b").stdout)
-        if not seen["leader"] or seen["leader"]["identity"] != "A" or seen["leader"]["term"] != term:
+        now = seen["leader"]
+        if not now or now["identity"] != "A" or now["term"] != term:
             raise Failure(f"{key}: after {hold} s without n4 and n5, leader shows {seen}, "
                           f"not A with term {term}")
     finally:
@@ -354,8 +363,6 @@ def scenario_b(lab):
             lab.port(name, "up")
         end(b)
         end(a)
-        for name in CANDIDATE_ADDR:
-            lab.wait_reachable(name)
     print(f"scenario B: nodes n4 and n5 cut off for {hold * 1000} ms (ttl {TTL_S * 1000} ms): "
           f"A led throughout (term {term}), B's command never started", flush=True)
 
