@@ -31,11 +31,11 @@ void interval(const json& record, std::int64_t& start, std::int64_t& end) {
   end = required_ns(record, "end_ns");
 }
 
-std::optional<std::uint64_t> token(const json& record) {
-  auto it = record.find("token");
+std::optional<std::uint64_t> token(const json& record, const char* field = "token") {
+  auto it = record.find(field);
   if (it == record.end() || it->is_null()) return std::nullopt;
   if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<std::int64_t>() >= 0)) {
-    throw std::invalid_argument("\"token\" must be a non-negative integer");
+    throw std::invalid_argument(std::string("\"") + field + "\" must be a non-negative integer");
   }
   return it->get<std::uint64_t>();
 }
@@ -58,6 +58,16 @@ Event hold(const json& record) {
   e.end_ns = required_ns(record, "end_ns");
   e.token = token(record);
   e.primitive = primitive(record);
+  // A leadership's token is its term, and every leadership has one: the term is what the
+  // election promises to increase, so a record without it could not be judged.
+  if (e.primitive == Primitive::election) {
+    if (e.token)
+      throw std::invalid_argument("an election hold carries its \"term\", not \"token\"");
+    e.token = token(record, "term");
+    if (!e.token) throw std::invalid_argument("an election hold needs its \"term\"");
+  } else if (record.contains("term")) {
+    throw std::invalid_argument("\"term\" belongs to an election hold");
+  }
   if (e.primitive == Primitive::permit) {
     auto it = record.find("permits");
     if (it == record.end() || !it->is_number_integer() || it->get<std::int64_t>() < 1) {
@@ -152,7 +162,7 @@ std::string to_json_line(const Event& event) {
   if (const auto* e = std::get_if<HoldEvent>(&event)) {
     record = {{"type", "hold"},    {"key", e->key},           {"client", e->client},
               {"value", e->value}, {"start_ns", e->start_ns}, {"end_ns", e->end_ns}};
-    if (e->token) record["token"] = *e->token;
+    if (e->token) record[e->primitive == Primitive::election ? "term" : "token"] = *e->token;
     if (e->primitive != Primitive::exclusive) record["primitive"] = name(e->primitive);
     if (e->primitive == Primitive::permit) record["permits"] = e->permits;
     if (!e->keys.empty()) record["keys"] = e->keys;

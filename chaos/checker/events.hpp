@@ -15,7 +15,7 @@
 namespace redlock::chaos {
 
 /// {"type":"hold","key":K,"client":C,"value":V,"start_ns":S,"end_ns":E,"token":T,
-///  "primitive":P,"permits":K,"keys":[K...]}
+///  "primitive":P,"permits":K,"keys":[K...],"term":T}
 /// The time a holder may act as the holder of `key`: start_ns is when the acquisition
 /// returned success (not when it began: a lock becomes exclusive only once the quorum
 /// granted it); end_ns is the earlier of start_ns + validity and the moment the holder
@@ -24,7 +24,9 @@ namespace redlock::chaos {
 /// conflict with each other. `token` (fencing token) and `value` are optional.
 /// `primitive` says which rule the key obeys (exclusive when absent, so records of the
 /// exclusive lock alone need none of the last three fields); a permit carries its K in
-/// `permits`; a key set (multi) holds every key of `keys`, and `key` is the first.
+/// `permits`; a key set (multi) holds every key of `keys`, and `key` is the first. A
+/// leadership (election) is written with "term" instead of "token" (required: the term is
+/// the key's fencing token, and judged as one); `token` holds it here.
 struct HoldEvent {
   std::string key;
   std::string client;

@@ -6,12 +6,13 @@
 namespace redlock::chaos {
 namespace {
 
-constexpr std::array<std::pair<Primitive, std::string_view>, 5> names{{
+constexpr std::array<std::pair<Primitive, std::string_view>, 6> names{{
     {Primitive::exclusive, "exclusive"},
     {Primitive::multi, "multi"},
     {Primitive::reader, "reader"},
     {Primitive::writer, "writer"},
     {Primitive::permit, "permit"},
+    {Primitive::election, "election"},
 }};
 
 }  // namespace

@@ -10,7 +10,7 @@ json hold_json(const HoldEvent& hold) {
               {"value", hold.value},
               {"start_ns", hold.start_ns},
               {"end_ns", hold.end_ns}};
-  if (hold.token) out["token"] = *hold.token;
+  if (hold.token) out[hold.primitive == Primitive::election ? "term" : "token"] = *hold.token;
   if (hold.primitive != Primitive::exclusive) out["primitive"] = name(hold.primitive);
   if (hold.primitive == Primitive::permit) out["permits"] = hold.permits;
   if (!hold.keys.empty()) out["keys"] = hold.keys;

@@ -5,8 +5,8 @@
 //  - violations: what each primitive's rule forbids (primitive.hpp), judged per key over
 //    validity intervals, i.e. over the times holders were entitled to act:
 //      * pairs of holds of one key that overlap although they may not share: an
-//        exclusive lock or a key set (a hold of each of its keys) with anything, a writer
-//        with a reader or another writer;
+//        exclusive lock, a key set (a hold of each of its keys) or a leadership of an
+//        election with anything, a writer with a reader or another writer;
 //      * permits: each permit hold that began while K or more permit holds of its key
 //        were live, K being the one it was acquired with (what the nodes checked when
 //        they admitted it).
@@ -14,7 +14,8 @@
 //    rule. Intervals are half-open: one ending exactly when the next starts is not an
 //    overlap.
 //  - token_regressions: locks whose fencing token is not greater than the token of every
-//    lock of the same key that started earlier (only locks that carry a token count).
+//    lock of the same key that started earlier (only locks that carry a token count; a
+//    leadership's term is its token, so a term no greater than an earlier leader's counts).
 //  - stale_writes_accepted: accepted fenced writes whose token is below a token that the
 //    store had already accepted for the same key. "Already" is judged conservatively
 //    from the records: the higher write was answered before the lower one was sent.

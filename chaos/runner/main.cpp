@@ -102,7 +102,7 @@ Config parse(int argc, char** argv, const std::vector<Scenario>& catalogue) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--primitive", c.primitive,
                  "What every worker takes, instead of the scenario's own (most run the mix)")
-      ->check(CLI::IsMember({"exclusive", "rw", "semaphore", "multi", "mix"}));
+      ->check(CLI::IsMember({"exclusive", "rw", "semaphore", "multi", "mix", "election"}));
   app.add_option("--min-acquisitions", c.min_acquisitions,
                  "Fewest acquisitions an in-model scenario must make to pass")
       ->capture_default_str();
@@ -216,6 +216,8 @@ json run_scenario(const Scenario& scenario, const Config& config) {
                                                     std::to_string(w.permits),
                                                     "--unsafe-permit-quorum",
                                                     std::to_string(w.unsafe_permit_quorum),
+                                                    "--unsafe-election-quorum",
+                                                    std::to_string(w.unsafe_election_quorum),
                                                     "--unfenced-every",
                                                     std::to_string(w.unfenced_every),
                                                     "--member-guard",

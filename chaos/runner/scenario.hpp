@@ -27,13 +27,17 @@ struct WorkerSettings {
   /// Threads per worker that lock like another Redlock library: never announcing.
   int foreign_threads = 0;
   /// What the threads take (the worker's --primitive): every member of the lock family,
-  /// drawn anew for each critical section, unless a scenario needs one alone.
+  /// drawn anew for each critical section, unless a scenario needs one alone ("election":
+  /// the threads are candidates of leader elections on `keys` election keys instead).
   std::string primitive = "mix";
   /// K of the semaphores.
   int permits = 2;
   /// TEST ONLY: permits granted by this many nodes, below the safe quorum (0: the safe
   /// one). Breaks the semaphore on purpose, to show the checker catching it.
   int unsafe_permit_quorum = 0;
+  /// TEST ONLY: with primitive "election", campaigns granted by this many nodes, below a
+  /// majority (0: Election itself). Plants two leaders at once for the checker to catch.
+  int unsafe_election_quorum = 0;
   /// Nodes that worker process p cannot reach for the whole run (`unreachable[p]`): a
   /// partition that each client sees differently.
   std::vector<std::vector<std::size_t>> unreachable;

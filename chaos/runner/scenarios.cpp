@@ -435,6 +435,80 @@ std::vector<Scenario> all_scenarios() {
                  [](milliseconds, const WorkerSettings&) { return std::vector<Action>{}; },
                  "permit"});
   }
+
+  {
+    // Candidates of four elections (three each) campaign, lead 20-80 ms (one term in
+    // eight 1.5-3 TTLs, extended by the watchdog), resign, and one term in six crash (the
+    // key lapses at its TTL), while the nodes fail in turn, each fault
+    // outlasting the TTL: a node paused (its grants expire under it), a node killed and
+    // restarted, a majority cut off (every leader loses its key and must see its stop
+    // token), a minority cut off. Worker 0 is paused past its leaders' validity midway, so
+    // their late writes meet the store's fence. The AOF, fsync'd on every write, keeps a
+    // killed node's keys and fencing counters (the terms): both rules are in the model.
+    ClusterSettings aof;
+    aof.appendonly = true;
+    WorkerSettings candidates;
+    candidates.primitive = "election";
+    candidates.keys = 4;
+    s.push_back(
+        {"election_faults",
+         "leader elections (campaign, lead, resign or crash) while nodes are paused past the "
+         "TTL, killed and restarted, and partitioned (majority and minority), and one worker is "
+         "paused past its leaders' validity",
+         true, false, aof, candidates, [](milliseconds d, const WorkerSettings& w) {
+           std::vector<Action> out;
+           const milliseconds fault = w.ttl + milliseconds(300);
+           every(out, at_fraction(d, 0.05), at_fraction(d, 0.97) - fault, w.ttl + milliseconds(400),
+                 [&](int i, milliseconds at) {
+                   const auto node = [i](int k) { return static_cast<std::size_t>(i + k) % 5; };
+                   const std::size_t n = node(0);
+                   switch (i % 4) {
+                     case 0:
+                       out.push_back({at + fault, "SIGCONT node " + std::to_string(n),
+                                      [n](ScenarioContext& c) { c.cluster.node(n).resume(); }});
+                       return Action{at, "SIGSTOP node " + std::to_string(n),
+                                     [n](ScenarioContext& c) { c.cluster.node(n).pause(); }};
+                     case 1:
+                       return Action{at, "kill -9 and restart node " + std::to_string(n),
+                                     [n](ScenarioContext& c) {
+                                       c.cluster.kill9(n);
+                                       c.cluster.restart(n);
+                                     }};
+                     case 2:
+                       out.push_back(set_mode(at + fault, {n, node(1), node(2)}, ProxyMode::pass));
+                       return set_mode(at, {n, node(1), node(2)}, ProxyMode::partition);
+                     default:
+                       out.push_back(set_mode(at + fault, {n, node(1)}, ProxyMode::pass));
+                       return set_mode(at, {n, node(1)}, ProxyMode::partition);
+                   }
+                 });
+           out.push_back({at_fraction(d, 0.5), "SIGSTOP worker 0",
+                          [](ScenarioContext& c) { c.workers.at(0).pause(); }});
+           out.push_back({at_fraction(d, 0.5) + 2 * w.ttl, "SIGCONT worker 0",
+                          [](ScenarioContext& c) { c.workers.at(0).resume(); }});
+           return out;
+         }});
+  }
+
+  {
+    // split_views with elections whose campaigns need 2 nodes instead of a majority: a
+    // leader of worker 0 holds nodes 0-2, and a candidate of worker 1, which sees 2-4,
+    // still finds 3 and 4 free. Two leaders at once, which the checker must report.
+    WorkerSettings lowered = split_views();
+    lowered.primitive = "election";
+    lowered.keys = 1;
+    lowered.threads = 2;
+    lowered.unsafe_election_quorum = 2;
+    s.push_back({"election_quorum_lowered",
+                 "TEST ONLY: split_views with leader elections whose campaigns are granted by 2 "
+                 "nodes instead of a majority (--unsafe-election-quorum 2)",
+                 false,
+                 true,
+                 {},
+                 lowered,
+                 [](milliseconds, const WorkerSettings&) { return std::vector<Action>{}; },
+                 "election"});
+  }
   return s;
 }
 

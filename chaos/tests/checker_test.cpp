@@ -44,6 +44,13 @@ HoldEvent key_set(std::vector<std::string> keys, std::string value, std::int64_t
   return h;
 }
 
+HoldEvent leadership(std::string key, std::string value, std::uint64_t term, std::int64_t start,
+                     std::int64_t end, std::string client = "candidate") {
+  HoldEvent h = hold(std::move(key), std::move(value), start, end, term, std::move(client));
+  h.primitive = Primitive::election;
+  return h;
+}
+
 WriteEvent write(std::string key, std::uint64_t token, bool accepted, std::int64_t start,
                  std::int64_t end, bool stale = false) {
   return WriteEvent{std::move(key), "c", token, accepted, stale, start, end};
@@ -351,6 +358,85 @@ TEST(FamilyRules, AcquisitionsAreCountedByPrimitive) {
   EXPECT_EQ(r.acquisitions_by_primitive.at("permit"), 2u);
 }
 
+TEST(ElectionRules, TwoLeadersAtOnceAreAViolation) {
+  // The second leader won while the first one's validity still ran: its term is higher,
+  // so only the overlap rule can see that the election had two leaders.
+  const SafetyReport r = check({leadership("leader", "a", 1, 0, 1000, "w0.0"),
+                                leadership("leader", "b", 2, 900, 1900, "w1.0")});
+  EXPECT_EQ(r.violations, 1u);
+  EXPECT_EQ(r.violations_by_primitive.at("election"), 1u);
+  EXPECT_EQ(r.token_regressions, 0u);
+  ASSERT_EQ(r.overlap_examples.size(), 1u);
+  EXPECT_EQ(r.overlap_examples[0].first.value, "a");
+  EXPECT_EQ(r.overlap_examples[0].second.value, "b");
+  EXPECT_FALSE(r.safe());
+}
+
+TEST(ElectionRules, ATermNotAboveEveryEarlierLeadersIsARegression) {
+  // Three leaders in turn, never overlapping: the third's term is above the second's but
+  // not above the first's, which started before both.
+  const SafetyReport r =
+      check({leadership("leader", "a", 5, 0, 100), leadership("leader", "b", 3, 100, 200),
+             leadership("leader", "c", 4, 200, 300), leadership("leader", "d", 5, 300, 400)});
+  EXPECT_EQ(r.violations, 0u);
+  EXPECT_EQ(r.token_regressions, 3u);
+  ASSERT_FALSE(r.regression_examples.empty());
+  EXPECT_EQ(r.regression_examples[0].earlier.value, "a");
+  EXPECT_EQ(r.regression_examples[0].later.value, "b");
+  EXPECT_FALSE(r.safe());
+}
+
+TEST(ElectionRules, ACleanHandoverHasNoFindings) {
+  // A resignation hands over at the instant it ends; a crashed leader's successor starts
+  // after its validity ran out; a lapsed term that never led (no validity left) still
+  // takes part in the term order. Two elections on two keys never meet.
+  const SafetyReport r = check(
+      {leadership("leader", "a", 1, 0, 100, "w0.0"), leadership("leader", "b", 2, 100, 350, "w1.0"),
+       leadership("leader", "c", 3, 360, 360, "w2.0"),
+       leadership("leader", "d", 4, 900, 1000, "w0.1"),
+       leadership("other", "e", 1, 0, 1000, "w2.1"), write("leader", 2, true, 110, 120),
+       write("leader", 1, false, 130, 140, /*stale=*/true),
+       AttemptEvent{"leader", "w0.0", AttemptResult::acquired, "", 0, Primitive::election}});
+  EXPECT_TRUE(r.safe());
+  EXPECT_EQ(r.violations, 0u);
+  EXPECT_EQ(r.token_regressions, 0u);
+  EXPECT_EQ(r.empty_holds, 1u);
+  EXPECT_EQ(r.locks, 5u);
+  EXPECT_EQ(r.acquisitions_by_primitive.at("election"), 1u);
+}
+
+TEST(ElectionRules, ALeadershipConflictsWithAnyOtherHoldOfItsKey) {
+  // An election key is only ever campaigned on; any other hold there is a second owner.
+  const SafetyReport r =
+      check({leadership("leader", "a", 1, 0, 100), hold("leader", "x", 50, 60, 2)});
+  EXPECT_EQ(r.violations, 1u);
+}
+
+TEST(EventJson, ElectionHoldsCarryTheirTerm) {
+  const std::string line = to_json_line(leadership("leader", "a", 7, 1, 2));
+  EXPECT_NE(line.find(R"("term":7)"), std::string::npos) << line;
+  EXPECT_EQ(line.find("token"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("primitive":"election")"), std::string::npos) << line;
+
+  SafetyChecker checker;
+  checker.add_line(
+      R"({"type":"hold","key":"l","primitive":"election","term":3,"start_ns":0,"end_ns":10})");
+  checker.add_line(
+      R"({"type":"hold","key":"l","primitive":"election","term":2,"start_ns":10,"end_ns":20})");
+  // No term, a token instead of the term, a term on another primitive.
+  checker.add_line(R"({"type":"hold","key":"l","primitive":"election","start_ns":0,"end_ns":10})");
+  checker.add_line(
+      R"({"type":"hold","key":"l","primitive":"election","token":3,"start_ns":0,"end_ns":10})");
+  checker.add_line(R"({"type":"hold","key":"k","term":3,"start_ns":0,"end_ns":10})");
+  checker.add_line(
+      R"({"type":"hold","key":"l","primitive":"election","term":-1,"start_ns":0,"end_ns":10})");
+  const SafetyReport r = checker.report();
+  EXPECT_EQ(r.holds, 2u);
+  EXPECT_EQ(r.malformed_lines, 4u);
+  EXPECT_EQ(r.token_regressions, 1u);
+  EXPECT_EQ(to_json(r)["examples"]["token_regressions"][0]["later"]["term"], 2);
+}
+
 TEST(EventJson, RoundTripsEveryRecord) {
   const std::vector<Event> events = {
       hold("k", "v", 1, 2, 3, "p1"),
@@ -359,6 +445,7 @@ TEST(EventJson, RoundTripsEveryRecord) {
       reader("ledger", "r", 1, 2),
       writer("ledger", "w", 1, 2, 9),
       key_set({"a", "b"}, "s", 1, 2),
+      leadership("leader", "l", 12, 1, 2),
       write("k", 4, true, 10, 20),
       write("k", 4, false, 10, 20, true),
       AttemptEvent{"k", "p", AttemptResult::conflict, "", 7},

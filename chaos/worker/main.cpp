@@ -7,9 +7,9 @@
 //   redlock-chaos-worker --nodes URL,URL,... --store URL --events FILE [--id NAME]
 //       [--threads 4] [--keys 2] [--duration 10s] [--ttl 1s] [--wait 1s] [--hold 20ms]
 //       [--stall-every N] [--stall 1500ms] [--node-timeout 0] [--prefix chaos:] [--seed N]
-//       [--foreign-threads 0] [--primitive exclusive|rw|semaphore|multi|mix] [--permits 2]
-//       [--unsafe-permit-quorum Q] [--unfenced-every 0] [--member-guard on|off]
-//       [--replicas-to-ack R]
+//       [--foreign-threads 0] [--primitive exclusive|rw|semaphore|multi|mix|election]
+//       [--permits 2] [--unsafe-permit-quorum Q] [--unsafe-election-quorum Q]
+//       [--unfenced-every 0] [--member-guard on|off] [--replicas-to-ack R]
 //
 // --primitive picks what the threads take (each primitive on keys of its own, as a key
 // serves one kind of lock): exclusive locks with fencing (half of them, at random, held
@@ -17,11 +17,14 @@
 // read-write locks; semaphore, one of --permits permits; multi, lock_all() with fencing of
 // several of the exclusive locks' keys (each key's store written with that key's own
 // token, so set and single-key tokens meet in one store); mix, any of these, drawn anew
-// for every critical section.
+// for every critical section; election, leader elections instead of critical sections:
+// each thread is a candidate with a client of its own (worker/election_candidates.hpp).
 //
 // --unsafe-permit-quorum is TEST ONLY: permits are then granted by Q nodes, below the
 // safe quorum, which lets K+1 holders coexist (worker/lowered_permit_quorum.hpp). The
-// chaos suite uses it to show that the checker catches them.
+// chaos suite uses it to show that the checker catches them. --unsafe-election-quorum,
+// TEST ONLY too, does the same to the candidates' campaigns: two leaders at once
+// (worker/lowered_election_quorum.hpp).
 //
 // --foreign-threads adds threads that lock the exclusive keys as another Redlock client
 // would (worker/foreign_client.hpp): they never announce their releases.
@@ -53,6 +56,8 @@
 #include <redlock/redlock.hpp>
 
 #include "common/duration.hpp"
+#include "worker/code_name.hpp"
+#include "worker/election_candidates.hpp"
 #include "worker/event_log.hpp"
 #include "worker/foreign_client.hpp"
 #include "worker/lowered_permit_quorum.hpp"
@@ -64,7 +69,7 @@ using std::chrono::milliseconds;
 
 std::atomic<bool> stop_requested{false};
 
-enum class Load { exclusive, rw, semaphore, multi, mix };
+enum class Load { exclusive, rw, semaphore, multi, mix, election };
 
 std::optional<Load> load_named(std::string_view name) {
   if (name == "exclusive") return Load::exclusive;
@@ -72,6 +77,7 @@ std::optional<Load> load_named(std::string_view name) {
   if (name == "semaphore") return Load::semaphore;
   if (name == "multi") return Load::multi;
   if (name == "mix") return Load::mix;
+  if (name == "election") return Load::election;
   return std::nullopt;
 }
 
@@ -94,7 +100,8 @@ struct Config {
   int foreign_threads = 0;
   Load load = Load::exclusive;
   int permits = 2;
-  int unsafe_permit_quorum = 0;  // 0: the safe one
+  int unsafe_permit_quorum = 0;    // 0: the safe one
+  int unsafe_election_quorum = 0;  // 0: a majority, through Election
   int unfenced_every = 0;
   // Options::member_guard for restarts the client observes; the fleet's longest ttl is
   // the workers' own ttl.
@@ -108,8 +115,9 @@ struct Config {
             << "\nusage: redlock-chaos-worker --nodes URL,... --store URL --events FILE [--id NAME]"
                " [--threads N] [--keys N] [--duration D] [--ttl D] [--wait D] [--hold D]"
                " [--stall-every N] [--stall D] [--node-timeout D] [--prefix P] [--seed N]"
-               " [--foreign-threads N] [--primitive exclusive|rw|semaphore|multi|mix]"
-               " [--permits K] [--unsafe-permit-quorum Q] [--unfenced-every N]"
+               " [--foreign-threads N] [--primitive exclusive|rw|semaphore|multi|mix|election]"
+               " [--permits K] [--unsafe-permit-quorum Q] [--unsafe-election-quorum Q]"
+               " [--unfenced-every N]"
                " [--member-guard on|off] [--replicas-to-ack R]\n";
   std::exit(2);
 }
@@ -182,6 +190,8 @@ Config parse(int argc, char** argv) {
       c.permits = count();
     } else if (flag == "--unsafe-permit-quorum") {
       c.unsafe_permit_quorum = count();
+    } else if (flag == "--unsafe-election-quorum") {
+      c.unsafe_election_quorum = count();
     } else if (flag == "--unfenced-every") {
       c.unfenced_every = count();
     } else if (flag == "--member-guard") {
@@ -203,50 +213,11 @@ Config parse(int argc, char** argv) {
   if (c.unsafe_permit_quorum < 0 || c.unsafe_permit_quorum > static_cast<int>(c.nodes.size())) {
     usage("--unsafe-permit-quorum must be between 1 and the number of nodes");
   }
+  if (c.unsafe_election_quorum < 0 || c.unsafe_election_quorum > static_cast<int>(c.nodes.size())) {
+    usage("--unsafe-election-quorum must be between 1 and the number of nodes");
+  }
   if (c.stall.count() == 0) c.stall = c.ttl * 3 / 2;
   return c;
-}
-
-// The checker groups errors by these names.
-std::string code_name(std::error_code code) {
-  if (code.category() != redlock::category()) return code.message();
-  switch (static_cast<redlock::errc>(code.value())) {
-    case redlock::errc::conflict:
-      return "conflict";
-    case redlock::errc::quorum_unreachable:
-      return "quorum_unreachable";
-    case redlock::errc::validity_expired:
-      return "validity_expired";
-    case redlock::errc::timeout:
-      return "timeout";
-    case redlock::errc::cancelled:
-      return "cancelled";
-    case redlock::errc::invalid_argument:
-      return "invalid_argument";
-    case redlock::errc::connection_error:
-      return "connection_error";
-    case redlock::errc::protocol_error:
-      return "protocol_error";
-    case redlock::errc::auth_error:
-      return "auth_error";
-    case redlock::errc::redis_error:
-      return "redis_error";
-    case redlock::errc::not_held:
-      return "not_held";
-    case redlock::errc::lock_lost:
-      return "lock_lost";
-    case redlock::errc::stale_token:
-      return "stale_token";
-    case redlock::errc::overloaded:
-      return "overloaded";
-    case redlock::errc::tls_error:
-      return "tls_error";
-    case redlock::errc::wrong_kind:
-      return "wrong_kind";
-    case redlock::errc::hold_limit_reached:
-      return "hold_limit_reached";
-  }
-  return code.message();
 }
 
 std::int64_t to_ns(std::chrono::steady_clock::time_point t) {
@@ -357,6 +328,8 @@ class Worker {
       case Load::multi:
         primitive = Primitive::multi;
         break;
+      case Load::election:  // its threads are candidates (run_candidate), never here
+        break;
       case Load::mix: {
         constexpr Primitive all[] = {Primitive::exclusive, Primitive::multi, Primitive::reader,
                                      Primitive::writer, Primitive::permit};
@@ -366,6 +339,7 @@ class Worker {
     }
     Pick pick{primitive, {}, false, true};
     switch (primitive) {
+      case Primitive::election:  // never drawn: candidates campaign in their own loop
       case Primitive::exclusive:
         pick.keys = {key("", any_key(random))};
         pick.reentrant = coin(random);
@@ -400,6 +374,7 @@ class Worker {
     options.wait = config_.wait;
     const std::string& key = pick.keys.front();
     switch (pick.primitive) {
+      case Primitive::election:  // never drawn: candidates campaign in their own loop
       case Primitive::exclusive:
         options.fencing = pick.fenced;
         return client_.lock(key, options);
@@ -466,8 +441,19 @@ int main(int argc, char** argv) {
     redlock::Client& api = lowered ? lowered->client() : *client;
     auto store = redlock::FencedStore::create(config.store);
     Worker worker(config, api, lowered.get(), *store, log);
+    const CandidateSettings candidates{
+        options,     config.id,   config.prefix,   config.keys, config.ttl,
+        config.wait, config.hold, config.duration, config.seed, config.unsafe_election_quorum};
     std::vector<std::thread> threads;
-    for (int t = 0; t < config.threads; ++t) threads.emplace_back([&worker, t] { worker.run(t); });
+    for (int t = 0; t < config.threads; ++t) {
+      if (config.load == Load::election) {
+        threads.emplace_back([&candidates, &store, &log, t] {
+          run_candidate(candidates, t, *store, log, stop_requested);
+        });
+      } else {
+        threads.emplace_back([&worker, t] { worker.run(t); });
+      }
+    }
     ForeignSettings foreign{config.nodes, config.prefix, config.keys,     config.ttl,
                             config.wait,  config.hold,   config.duration, config.seed};
     for (int t = 0; t < config.foreign_threads; ++t) {

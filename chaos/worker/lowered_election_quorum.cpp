@@ -1,0 +1,42 @@
+#include "worker/lowered_election_quorum.hpp"
+
+#include <utility>
+
+#include "client/api/client_access.hpp"
+#include "client/calls/sync_call.hpp"
+#include "client/engine/engine.hpp"
+#include "client/kinds/held.hpp"
+#include "client/kinds/lock_state.hpp"
+#include "client/operations/acquire.hpp"
+
+namespace redlock::chaos {
+
+LoweredElectionQuorum::LoweredElectionQuorum(const Options& options, int quorum)
+    : engine_(detail::Engine::create(options)),
+      client_(detail::ClientAccess::make(engine_)),
+      quorum_(quorum) {}
+
+Result<Lock> LoweredElectionQuorum::campaign(const std::string& key, std::chrono::milliseconds ttl,
+                                             std::chrono::milliseconds wait) {
+  auto held = std::make_shared<detail::Held>();
+  held->primitive = detail::Primitive::keys;
+  held->key = key;
+  held->keys = {key};
+  held->quorum = quorum_;
+  LockOptions options;
+  options.ttl = ttl;
+  options.wait = wait;
+  options.fencing = true;
+  options.auto_extend = true;
+  auto acquired = detail::call_sync<std::shared_ptr<detail::LockState>>(
+      *engine_, "campaign",
+      [engine = engine_, held = std::shared_ptr<const detail::Held>(std::move(held)),
+       options = std::move(options)](auto deliver) mutable {
+        detail::start_acquire(engine, detail::Kind::of(std::move(held)), std::move(options),
+                              std::move(deliver));
+      });
+  if (!acquired) return std::move(acquired).error();
+  return Lock(std::move(*acquired));
+}
+
+}  // namespace redlock::chaos
