@@ -73,7 +73,11 @@ struct MemberGuardOptions {
   /// appearance for `longest_ttl`, whatever its uptime.
   bool observed_restarts = true;
   /// Also guard a member that has been up for less than `longest_ttl` when this client
-  /// first meets it, until its start + `longest_ttl`. Off by default: a client cannot
+  /// first meets it, until its start + `longest_ttl`. For a Sentinel group, "up" is the
+  /// shorter of its master's uptime and the time the sentinel naming it has known it as
+  /// master (SENTINEL MASTER's role-reported-time), so a replica promoted a moment ago is
+  /// young however long its process has run; a sentinel restarted less than
+  /// `longest_ttl` ago makes its group young too (it cannot tell). Off by default: a client cannot
   /// tell a freshly started fleet from one that lost its keys, and with this on a fleet
   /// just started refuses every lock for `longest_ttl`. Turn it on for short-lived
   /// clients (the CLI run from cron), which never observe a restart themselves.

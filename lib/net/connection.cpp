@@ -186,6 +186,11 @@ class ConnectionImpl final : public Connection, private TransportSink {
   }
 
   std::size_t pending() const noexcept { return pipeline_.pending(); }
+  std::optional<std::chrono::milliseconds> master_role_age() const noexcept {
+    if (!master_since_ns_) return std::nullopt;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::nanoseconds(uv_hrtime() - *master_since_ns_));
+  }
   bool has_unwritten() const noexcept {
     return phase_ != Phase::closed && phase_ != Phase::backoff && pipeline_.has_unsent();
   }
@@ -330,6 +335,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
       if (!sentinel_->asking_sentinel()) {
         // The master a +switch-master announced: dialled without asking the sentinels.
         named_master_ = sentinel_->target().host + ":" + std::to_string(sentinel_->target().port);
+        master_since_ns_.reset();
       }
     }
     dial();
@@ -493,7 +499,14 @@ class ConnectionImpl final : public Connection, private TransportSink {
   void dial_named_master() {
     ++generation_;
     drop_transport();
+    pipeline_.discard_unread();
     sentinel_->master_named(handshake_.named_host(), handshake_.named_port());
+    master_since_ns_.reset();
+    if (const auto age = handshake_.named_role_age()) {
+      const std::uint64_t now = uv_hrtime();
+      const auto age_ns = std::uint64_t(age->count()) * ns_per_ms;
+      master_since_ns_ = now > age_ns ? now - age_ns : 0;
+    }
     named_master_ =
         std::string(handshake_.named_host()) + ":" + std::to_string(handshake_.named_port());
     where_ = sentinel_->where();
@@ -534,6 +547,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     if (!sentinel_->sentinel_failed(error)) return false;
     ++generation_;
     drop_transport();
+    // Its answer to SENTINEL MASTER may have come in the same read: not the next one's.
+    pipeline_.discard_unread();
     where_ = sentinel_->where();
     dial();
     return true;
@@ -800,6 +815,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
   Handshake handshake_;
   std::optional<SentinelResolution> sentinel_;
   std::string named_master_;  // host:port the sentinels named last
+  // uv_hrtime() when that server became the master, as the sentinel naming it said.
+  std::optional<std::uint64_t> master_since_ns_;
   std::string ready_master_;  // host:port this connection was last ready on  // a Sentinel group's
                               // look-up, else empty
   std::optional<SentinelWatch> watch_;  // +switch-master, once a sentinel named a master
@@ -874,6 +891,9 @@ ConnectionState Connection::state() const noexcept {
 }
 std::size_t Connection::pending() const noexcept {
   return routes_ ? router(this)->pending() : impl(this)->pending();
+}
+std::optional<std::chrono::milliseconds> Connection::master_role_age() const noexcept {
+  return routes_ ? std::nullopt : impl(this)->master_role_age();
 }
 bool Connection::has_unwritten() const noexcept {
   return routes_ ? router(this)->has_unwritten() : impl(this)->has_unwritten();

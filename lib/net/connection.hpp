@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -207,6 +208,11 @@ class Connection {
   /// cluster's slot map is not known yet). False while it backs off or is closed: those
   /// commands fail instead.
   bool has_unwritten() const noexcept;
+  /// A Sentinel group's: how long the server now dialled has been the group's master as
+  /// the sentinel that named it said (SENTINEL MASTER's role-reported-time), plus the time
+  /// since. nullopt for other members, when the sentinel did not say, and for a master
+  /// dialled on a +switch-master announcement (a failover this client saw).
+  std::optional<std::chrono::milliseconds> master_role_age() const noexcept;
   const ConnectionStats& stats() const noexcept;
 
  private:

@@ -12,6 +12,7 @@ bool Handshake::start(const Endpoint& endpoint, std::string& out, Goal goal) {
   done_ = 0;
   named_host_.clear();
   named_port_ = 0;
+  named_role_age_.reset();
   if (!endpoint.password.empty()) {
     // Without an ACL user this is AUTH <password>, which every Redis version accepts.
     if (endpoint.username.empty()) {
@@ -34,6 +35,12 @@ bool Handshake::start(const Endpoint& endpoint, std::string& out, Goal goal) {
                                                endpoint.master_name};
     append_command(out, argv);
     steps_[count_++] = Step::ask_sentinel;
+    // How long the server it names has been the master: a client meeting a replica
+    // promoted a second ago cannot tell it from INFO, where its uptime may be days
+    // (MemberStart's young-member rule). Its refusal fails nothing.
+    const std::array<std::string_view, 3> master{"SENTINEL", "MASTER", endpoint.master_name};
+    append_command(out, master);
+    steps_[count_++] = Step::master_info;
   } else if (goal == Goal::confirm_master) {
     const std::array<std::string_view, 1> argv{"ROLE"};
     append_command(out, argv);
@@ -68,6 +75,10 @@ Handshake::Outcome Handshake::on_reply(const redisReply* reply, const Endpoint& 
   const Step step = steps_[done_++];
   if (step == Step::ask_sentinel) return on_sentinel_reply(reply, where, error);
   if (step == Step::role) return on_role_reply(reply, where, error);
+  if (step == Step::master_info) {
+    named_role_age_ = read_role_reported_time(reply, named_host_, named_port_);
+    return done_ == count_ ? Outcome::done : Outcome::more;
+  }
   if (reply->type == REDIS_REPLY_ERROR) {
     const std::string_view text(reply->str, reply->len);
     std::string detail = step == Step::auth ? "AUTH on " + std::string(where) + " failed: "

@@ -6,8 +6,10 @@
 // and makes sure the server it names is one (ROLE) before any command reaches it.
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +36,11 @@ class Handshake {
   /// After ask_sentinel is done: the address the sentinel named.
   const std::string& named_host() const noexcept { return named_host_; }
   std::uint16_t named_port() const noexcept { return named_port_; }
+  /// After ask_sentinel is done: how long the sentinel has known the named server as the
+  /// group's master (SENTINEL MASTER's role-reported-time), when it said so.
+  std::optional<std::chrono::milliseconds> named_role_age() const noexcept {
+    return named_role_age_;
+  }
 
   /// Judges the reply to the next step. `failed` fills `error`: auth_error for AUTH
   /// ("AUTH on <where> failed: <Redis' text>"), the reply's own code for SELECT, and
@@ -44,13 +51,14 @@ class Handshake {
                    NetError& error);
 
  private:
-  enum class Step { auth, select, ask_sentinel, role };
+  enum class Step { auth, select, ask_sentinel, master_info, role };
   Outcome on_sentinel_reply(const redisReply* reply, std::string_view where, NetError& error);
   Outcome on_role_reply(const redisReply* reply, std::string_view where, NetError& error);
 
-  std::array<Step, 3> steps_{};
+  std::array<Step, 4> steps_{};
   std::string named_host_;
   std::uint16_t named_port_ = 0;
+  std::optional<std::chrono::milliseconds> named_role_age_;
   std::size_t count_ = 0;
   std::size_t done_ = 0;
 };

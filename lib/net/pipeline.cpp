@@ -166,6 +166,11 @@ void Pipeline::start_timeouts(std::uint64_t now) noexcept {
   }
 }
 
+void Pipeline::discard_unread() {
+  free_reply_reader(reader_);
+  reader_ = create_reply_reader(&reply_cache_);
+}
+
 // --- bytes out ------------------------------------------------------------------------
 
 std::string& Pipeline::take_unsent() noexcept {

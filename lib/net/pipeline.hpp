@@ -134,6 +134,9 @@ class Pipeline {
   ReplyPtr read(NetError& error);
   /// True while the reader holds part of a reply.
   bool mid_reply() const noexcept;
+  /// Drops what was read and not yet taken (the rest of a peer given up mid-handshake),
+  /// keeping every command: they go to the next peer.
+  void discard_unread();
 
   /// Matches `reply` to the oldest command in flight and fills `out` (a fresh Completion)
   /// with what its callback is to receive (nothing to run for a command that timed out or

@@ -188,6 +188,45 @@ bool read_role_is_master(const redisReply* reply, std::string& role) {
   return role == "master";
 }
 
+namespace {
+
+std::optional<long long> field_number(const redisReply* value) {
+  if (value->type == REDIS_REPLY_INTEGER) return value->integer;
+  if (value->type != REDIS_REPLY_STRING && value->type != REDIS_REPLY_STATUS) return std::nullopt;
+  long long number = 0;
+  const char* end = value->str + value->len;
+  const auto [stop, error] = std::from_chars(value->str, end, number);
+  if (error != std::errc() || stop != end) return std::nullopt;
+  return number;
+}
+
+}  // namespace
+
+std::optional<std::chrono::milliseconds> read_role_reported_time(const redisReply* reply,
+                                                                 std::string_view host,
+                                                                 std::uint16_t port) {
+  if (reply->type != REDIS_REPLY_ARRAY) return std::nullopt;
+  std::optional<std::string_view> ip;
+  std::optional<long long> record_port;
+  std::optional<long long> age;
+  for (std::size_t i = 0; i + 1 < reply->elements; i += 2) {
+    const redisReply* name = reply->element[i];
+    const redisReply* value = reply->element[i + 1];
+    if (name->type != REDIS_REPLY_STRING && name->type != REDIS_REPLY_STATUS) continue;
+    const std::string_view field(name->str, name->len);
+    if (field == "ip" && (value->type == REDIS_REPLY_STRING || value->type == REDIS_REPLY_STATUS)) {
+      ip = std::string_view(value->str, value->len);
+    } else if (field == "port") {
+      record_port = field_number(value);
+    } else if (field == "role-reported-time") {
+      age = field_number(value);
+    }
+  }
+  if (!ip || !record_port || !age || *age < 0) return std::nullopt;
+  if (*ip != host || *record_port != port) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(*age);
+}
+
 bool is_not_master_error(std::string_view text) noexcept {
   return starts_with(text, "READONLY") || starts_with(text, "MASTERDOWN");
 }

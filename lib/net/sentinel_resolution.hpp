@@ -8,6 +8,7 @@
 // that keeps naming a stale master (a replica, or a master that is down) is not the only
 // one ever asked.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -97,6 +98,17 @@ bool read_master_address(const redisReply* reply, std::string& host, std::uint16
 /// Reads the reply to ROLE: true when it says "master"; otherwise false, with `role` the
 /// role it names ("slave", "sentinel") or a description of the unexpected reply.
 bool read_role_is_master(const redisReply* reply, std::string& role);
+
+/// Reads the reply to SENTINEL MASTER <name> (a flat array of names and values) for the
+/// master `host`:`port` that the same sentinel named: how long it has known that server
+/// as the group's master. That is its role-reported-time, which the end of a failover
+/// and the sentinel's own restart reset, so it never exceeds the truth as far as this
+/// sentinel knows; and zero when the record still describes another server (a failover
+/// under way: the sentinel already names the replica it is promoting). nullopt for an
+/// error reply (an ACL without +sentinel|master) or another shape.
+std::optional<std::chrono::milliseconds> read_role_reported_time(const redisReply* reply,
+                                                                 std::string_view host,
+                                                                 std::uint16_t port);
 
 /// True for an error reply that says this server cannot take writes as a master right now
 /// (READONLY: it is a replica; MASTERDOWN: a replica that lost its master): the sentinels

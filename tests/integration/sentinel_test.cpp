@@ -275,6 +275,45 @@ TEST(SentinelDisagreement, ASentinelThatNamesAReplicaIsNotBelieved) {
   ASSERT_TRUE(lock->unlock());
 }
 
+// A client meeting a group right after a failover, with the young-member rule on (the
+// CLI's default): the promoted replica has run as long as the old master, so its uptime
+// says nothing; the time its sentinel has known it as master does, and the group's grants
+// do not count until that plus longest_ttl.
+TEST(SentinelYoungMaster, AReplicaPromotedMomentsAgoIsGuardedOnFirstContact) {
+  test::SentinelGroupOptions small;
+  small.replicas = 1;
+  small.sentinels = 1;
+  small.quorum = 1;
+  test::SentinelGroup group(small);
+  Options options;
+  options.nodes = {group.url()};
+  options.member_guard.young_on_first_contact = true;
+  options.member_guard.longest_ttl = 3s;
+  // Servers and sentinel older than the bound: a first contact counts the group.
+  std::this_thread::sleep_for(3500ms);
+  {
+    auto client = Client::create(options);
+    auto lock = client->try_lock("sentinel:young-master", 2s);
+    ASSERT_TRUE(lock) << "before the failover: " << lock.error().message();
+    ASSERT_TRUE(lock->unlock());
+  }
+  group.failover(test::SentinelGroup::Until::switched);
+  const auto failed_over = Clock::now();
+  {
+    auto client = Client::create(options);
+    auto lock = client->try_lock("sentinel:young-master", 2s);
+    ASSERT_FALSE(lock) << "a replica promoted moments ago counted on first contact";
+    EXPECT_NE(lock.error().message().find("role-reported-time"), std::string::npos)
+        << lock.error().message();
+  }
+  // Once the promotion is longest_ttl old, a new client counts it again.
+  std::this_thread::sleep_until(failed_over + 3500ms);
+  auto client = Client::create(options);
+  auto lock = client->try_lock("sentinel:young-master", 2s);
+  ASSERT_TRUE(lock) << "after the bound: " << lock.error().message();
+  ASSERT_TRUE(lock->unlock());
+}
+
 // A sentinel that accepts the connection but never answers (stopped) is given the
 // connect timeout, then the next sentinel is asked.
 TEST_F(SentinelTest, ASilentSentinelIsGivenUpAfterTheConnectTimeout) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
@@ -70,6 +71,42 @@ TEST(MemberStart, AYoungMemberOnFirstContactIsGuardedUntilItsStartPlusTheBound) 
   old.connected(t0);
   old.learned(server("a", 30s), t0);
   EXPECT_FALSE(core::guarded(old.guard(), t0)) << "up for the whole bound already";
+}
+
+// A Sentinel group's master, promoted a moment ago, may have been up for days: with the
+// young-member rule, the time its sentinel has known it as master counts, not its uptime.
+TEST(MemberStart, AMasterPromotedMomentsAgoIsYoungWhateverItsUptime) {
+  auto promoted = server("a", std::chrono::hours(72));
+  promoted.master_for = 2s;
+  MemberStart start(rules(true, true));
+  start.connected(t0);
+  start.learned(promoted, t0);
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 28s - 1ns));
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 28s)) << "master since t0 - 2 s, bound 30 s";
+  EXPECT_NE(start.guard().reason.find("role-reported-time"), std::string::npos)
+      << start.guard().reason;
+
+  // A master for longer than the bound, or a server younger than its mastership (the
+  // sentinel knew the address before the restart): the younger of the two counts.
+  auto settled = server("a", std::chrono::hours(72));
+  settled.master_for = 40s;
+  MemberStart old(rules(true, true));
+  old.connected(t0);
+  old.learned(settled, t0);
+  EXPECT_FALSE(core::guarded(old.guard(), t0));
+  auto restarted = server("a", 5s);
+  restarted.master_for = std::chrono::hours(1);
+  MemberStart young(rules(true, true));
+  young.connected(t0);
+  young.learned(restarted, t0);
+  EXPECT_TRUE(core::guarded(young.guard(), t0 + 25s - 1ns));
+  EXPECT_FALSE(core::guarded(young.guard(), t0 + 25s));
+
+  // Without the young-member rule a first contact stays unguarded, as for uptime.
+  MemberStart off(rules(true, false));
+  off.connected(t0);
+  off.learned(promoted, t0);
+  EXPECT_FALSE(core::guarded(off.guard(), t0));
 }
 
 TEST(MemberStart, ARunIdChangeAcrossAReconnectGuardsFromTheReconnect) {

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "net/handshake.hpp"
 #include "parsed_reply.hpp"
@@ -181,6 +183,40 @@ TEST(SentinelReplies, Role) {
   EXPECT_EQ(role, "a reply that is not a role");
 }
 
+// SENTINEL MASTER as a flat array; `fields` are name, value pairs after ip and port.
+std::string master_record(const std::string& ip, const std::string& port,
+                          std::vector<std::string> fields) {
+  std::vector<std::string> words{"ip", ip, "port", port};
+  words.insert(words.end(), fields.begin(), fields.end());
+  std::string resp = "*" + std::to_string(words.size()) + "\r\n";
+  for (const auto& word : words) {
+    resp += "$" + std::to_string(word.size()) + "\r\n" + word + "\r\n";
+  }
+  return resp;
+}
+
+TEST(SentinelReplies, RoleReportedTime) {
+  const auto read = [](const std::string& resp) {
+    return read_role_reported_time(parse(resp.c_str()).get(), "10.0.0.7", 6380);
+  };
+  using std::chrono::milliseconds;
+  EXPECT_EQ(read(master_record("10.0.0.7", "6380", {"role-reported-time", "120"})),
+            milliseconds(120));
+  // The record of another server: the sentinel names the replica it is promoting, while
+  // its record still describes the old master (the failover has not ended).
+  EXPECT_EQ(read(master_record("10.0.0.8", "6380", {"role-reported-time", "9000"})),
+            milliseconds(0));
+  EXPECT_EQ(read(master_record("10.0.0.7", "6381", {"role-reported-time", "9000"})),
+            milliseconds(0));
+  // A field that only starts like it, a value that is not a number or negative, no such
+  // field, an error reply: unknown, never a made-up age.
+  EXPECT_FALSE(read(master_record("10.0.0.7", "6380", {"role-reported-timex", "5"})));
+  EXPECT_FALSE(read(master_record("10.0.0.7", "6380", {"role-reported-time", "5x"})));
+  EXPECT_FALSE(read(master_record("10.0.0.7", "6380", {"role-reported-time", "-5"})));
+  EXPECT_FALSE(read(master_record("10.0.0.7", "6380", {"name", "m"})));
+  EXPECT_FALSE(read("-ERR No such master with that name\r\n"));
+}
+
 TEST(SentinelReplies, NotMasterErrors) {
   EXPECT_TRUE(is_not_master_error("READONLY You can't write against a read only replica."));
   EXPECT_TRUE(is_not_master_error("MASTERDOWN Link with MASTER is down"));
@@ -195,15 +231,33 @@ TEST(SentinelHandshake, AsksTheSentinelAfterAuthenticating) {
   ASSERT_TRUE(handshake.start(resolution.target(), out, Handshake::Goal::ask_sentinel));
   EXPECT_EQ(out,
             "*3\r\n$4\r\nAUTH\r\n$7\r\nwatcher\r\n$10\r\nsentinelpw\r\n"
-            "*3\r\n$8\r\nSENTINEL\r\n$23\r\nGET-MASTER-ADDR-BY-NAME\r\n$1\r\nm\r\n");
+            "*3\r\n$8\r\nSENTINEL\r\n$23\r\nGET-MASTER-ADDR-BY-NAME\r\n$1\r\nm\r\n"
+            "*3\r\n$8\r\nSENTINEL\r\n$6\r\nMASTER\r\n$1\r\nm\r\n");
   NetError error;
   EXPECT_EQ(handshake.on_reply(parse("+OK\r\n").get(), resolution.target(), "s", error),
             Handshake::Outcome::more);
   EXPECT_EQ(handshake.on_reply(parse("*2\r\n$8\r\n10.0.0.7\r\n$4\r\n6380\r\n").get(),
                                resolution.target(), "s", error),
-            Handshake::Outcome::done);
+            Handshake::Outcome::more);
+  EXPECT_EQ(
+      handshake.on_reply(
+          parse(master_record("10.0.0.7", "6380", {"role-reported-time", "2777"}).c_str()).get(),
+          resolution.target(), "s", error),
+      Handshake::Outcome::done);
   EXPECT_EQ(handshake.named_host(), "10.0.0.7");
   EXPECT_EQ(handshake.named_port(), 6380);
+  EXPECT_EQ(handshake.named_role_age(), std::chrono::milliseconds(2777));
+
+  // A sentinel whose ACL refuses SENTINEL MASTER still names the master; the age is unknown.
+  ASSERT_TRUE(handshake.start(resolution.target(), out, Handshake::Goal::ask_sentinel));
+  handshake.on_reply(parse("+OK\r\n").get(), resolution.target(), "s", error);
+  handshake.on_reply(parse("*2\r\n$8\r\n10.0.0.7\r\n$4\r\n6380\r\n").get(), resolution.target(),
+                     "s", error);
+  EXPECT_EQ(handshake.on_reply(parse("-NOPERM this user has no permissions\r\n").get(),
+                               resolution.target(), "s", error),
+            Handshake::Outcome::done);
+  EXPECT_EQ(handshake.named_port(), 6380);
+  EXPECT_FALSE(handshake.named_role_age());
 
   // A sentinel that does not know the name fails the step, naming itself.
   ASSERT_TRUE(handshake.start(resolution.target(), out, Handshake::Goal::ask_sentinel));

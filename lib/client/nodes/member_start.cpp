@@ -118,7 +118,14 @@ void MemberStart::learned(const ServerIdentity& identity, core::Clock::time_poin
   } else if (!met_) {
     // A freshly started fleet and one that lost its keys look the same from here: only
     // the opt-in rule takes a young member for one that may have lost keys.
-    if (rules_.first_contact && identity.uptime < bound()) {
+    if (rules_.first_contact && identity.master_for && *identity.master_for < identity.uptime &&
+        *identity.master_for < bound()) {
+      guard_from(now - *identity.master_for,
+                 "the group's master for only " + std::to_string(identity.master_for->count()) +
+                     " ms when first met (its sentinel's role-reported-time): a promoted "
+                     "replica may lack writes the group granted",
+                 now);
+    } else if (rules_.first_contact && identity.uptime < bound()) {
       guard_from(now - identity.uptime,
                  "up for only " + std::to_string(identity.uptime.count()) +
                      " s when first met: it may have restarted without its keys",
@@ -206,6 +213,7 @@ void MemberWatch::ask(net::Connection& connection) {
       identity = parse_server_identity({reply->str, reply->len});
     }
     if (identity) {
+      identity->master_for = connection.master_role_age();
       start_.learned(*identity, core::Clock::now());
     } else {
       start_.unanswered(core::Clock::now());

@@ -28,6 +28,10 @@ struct ServerIdentity {
   std::chrono::seconds uptime{0};
   std::string master_replid;
   std::string master_replid2;
+  /// Not from INFO: for a Sentinel group, how long the server has been the group's master
+  /// as the sentinel that named it says (net::Connection::master_role_age). A replica
+  /// promoted a second ago may have been up for days.
+  std::optional<std::chrono::milliseconds> master_for;
 };
 
 /// Reads run_id, uptime_in_seconds, master_replid and master_replid2 out of an INFO reply;
