@@ -98,6 +98,18 @@ struct MemberGuardOptions {
   /// Refused (std::invalid_argument) on a client with a Redis Cluster member, whose WAIT
   /// would not follow each write to the shard that took it.
   int replicas_to_ack = 0;
+  /// A Sentinel group may have two masters at once after a failover: the old one stays a
+  /// master until the sentinels demote it, and for as long as it is cut off from them but
+  /// not from some clients. The group then grants one key twice, one client on each
+  /// master, and two majorities of N may share that one member (docs/safety.md,
+  /// "Sentinel groups"). So create() refuses Sentinel group members
+  /// (std::invalid_argument) unless replicas_to_ack > 0 (set it to the number of
+  /// replicas of each group: the old master then has one too few once a replica is
+  /// promoted), or 2 x quorum >= N + 2 (two quorums share two members), or this is set:
+  /// the servers refuse writes without a replica (min-replicas-to-write), or the fleet
+  /// takes the risk knowingly. A Redis Cluster's master cut off from most masters stops
+  /// taking writes after cluster-node-timeout, before a replica may replace it.
+  bool allow_two_masters = false;
 };
 
 /// Options of a Client. A plain struct: every field has a documented default, and

@@ -82,6 +82,51 @@ TEST(OptionsTest, ReplicaAcksWithAClusterMemberAreRefused) {
             "member_guard.observed_restarts)");
 }
 
+// A Sentinel group with two masters after a failover votes twice, and two majorities of
+// five share one member: a fleet with Sentinel groups must close that, or say its servers
+// do. Each remedy is accepted, for every fleet size; clusters and standalone masters need
+// none.
+TEST(OptionsTest, SentinelGroupsThatMayVoteTwiceAreRefusedWithoutARemedy) {
+  auto nodes = five_nodes();
+  nodes[0] = "redis-sentinel://127.0.0.1:26379,127.0.0.1:26380/orders";
+  EXPECT_EQ(refusal(options(nodes)),
+            "nodes: Sentinel group redis-sentinel://127.0.0.1:26379,127.0.0.1:26380/orders may "
+            "have two masters at once after a failover, and one member voting twice breaks a "
+            "majority of 5: set member_guard.replicas_to_ack to the number of replicas of each "
+            "group, or quorum 4 (two quorums then share two members), or, with "
+            "min-replicas-to-write on the servers, member_guard.allow_two_masters "
+            "(docs/safety.md, \"Sentinel groups\")");
+  for (std::size_t count = 1; count <= 7; ++count) {
+    std::vector<std::string> fleet(nodes.begin(), nodes.begin() + std::min<std::size_t>(count, 5));
+    for (std::size_t port = fleet.size(); port < count; ++port) {
+      fleet.push_back("redis://127.0.0.1:" + std::to_string(7200 + port));
+    }
+    const int n = static_cast<int>(count);
+    const int majority = n / 2 + 1;
+    const int absorbing = (n + 3) / 2;  // the least q with 2q >= n + 2
+    for (int quorum = majority; quorum <= n; ++quorum) {
+      auto opts = options(fleet);
+      opts.quorum = quorum;
+      bool accepted = true;
+      try {
+        (void)Client::create(opts);
+      } catch (const std::invalid_argument&) {
+        accepted = false;
+      }
+      EXPECT_EQ(accepted, quorum >= absorbing) << n << " nodes, quorum " << quorum;
+    }
+    auto acked = options(fleet);
+    acked.member_guard.replicas_to_ack = 1;
+    EXPECT_NO_THROW((void)Client::create(acked)) << n << " nodes, replicas_to_ack 1";
+    auto allowed = options(fleet);
+    allowed.member_guard.allow_two_masters = true;
+    EXPECT_NO_THROW((void)Client::create(allowed)) << n << " nodes, allow_two_masters";
+  }
+  auto clusters = five_nodes();
+  clusters[0] = "redis-cluster://127.0.0.1:7101,127.0.0.1:7102";
+  EXPECT_NO_THROW((void)Client::create(options(clusters)));
+}
+
 TEST(OptionsTest, SameNodeSpelledDifferentlyIsRefused) {
   const std::vector<std::string> aliases{
       "REDIS://127.0.0.1:7102",          // scheme case

@@ -25,9 +25,22 @@ TEST(CliSentinel, GroupsAndAStandaloneMasterInOneNodesList) {
   SentinelGroup second(one_replica);
   RedisServer standalone;
   const std::string nodes = first.url() + "," + second.url() + "," + standalone.url();
+  // A group with two masters after a failover would vote twice: without a remedy the
+  // tool refuses the nodes list, naming its flags.
+  auto refused = run_cli({"--nodes", nodes, "--no-guard-young-members", "status", "cli:sentinel"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_THAT(refused.err, ::testing::HasSubstr("may have two masters at once after a failover"));
+  EXPECT_THAT(refused.err,
+              ::testing::HasSubstr("--replicas-to-ack N, --quorum Q or --allow-two-masters"));
   // The servers were started just now, on purpose: the young-member rule is turned off.
-  const std::vector<std::string> base = {"--nodes", nodes, "--node-timeout", "200ms",
-                                         "--no-guard-young-members"};
+  // These servers are not set with min-replicas-to-write; the test is about resolving
+  // the groups' masters.
+  const std::vector<std::string> base = {"--nodes",
+                                         nodes,
+                                         "--node-timeout",
+                                         "200ms",
+                                         "--no-guard-young-members",
+                                         "--allow-two-masters"};
   auto with = [&](std::vector<std::string> args) {
     std::vector<std::string> full = base;
     full.insert(full.end(), args.begin(), args.end());

@@ -101,6 +101,7 @@ std::shared_ptr<Client> GlobalOptions::make_client() const {
   options.member_guard.young_on_first_contact = guard_young;
   options.member_guard.longest_ttl = longest_ttl_ms();
   options.member_guard.replicas_to_ack = replicas_to_ack;
+  options.member_guard.allow_two_masters = allow_two_masters;
   options.tls.ca_file = tls_ca;
   options.tls.cert_file = tls_cert;
   options.tls.key_file = tls_key;
@@ -118,7 +119,12 @@ std::shared_ptr<Client> GlobalOptions::make_client() const {
   try {
     return Client::create(std::move(options));
   } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+    std::string message = e.what();
+    // The library names its options; here they are flags.
+    if (message.find("member_guard.allow_two_masters") != std::string::npos) {
+      message += "; here: --replicas-to-ack N, --quorum Q or --allow-two-masters";
+    }
+    throw UsageError(message);
   }
 }
 
@@ -165,6 +171,12 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
                  "sent behind it; default: 0, none)")
       ->type_name("N")
       ->check(CLI::NonNegativeNumber)
+      ->group(group);
+  app.add_flag("--allow-two-masters", options.allow_two_masters,
+               "Accept Sentinel group members without --replicas-to-ack or a quorum of "
+               "(N+2)/2: a group with two masters after a failover votes twice, which a "
+               "majority does not absorb; for servers set with min-replicas-to-write "
+               "(docs/safety.md)")
       ->group(group);
   app.add_option("--quorum", options.quorum, "Nodes that must agree (default: a majority)")
       ->type_name("N")

@@ -22,6 +22,8 @@ struct GlobalOptions {
   bool guard_young = true;
   /// Options::member_guard.replicas_to_ack: WAIT R behind every grant (0: none).
   int replicas_to_ack = 0;
+  /// Options::member_guard.allow_two_masters.
+  bool allow_two_masters = false;
   int quorum = 0;  ///< 0: a majority.
   std::string tls_ca;
   std::string tls_cert;

@@ -55,6 +55,32 @@ std::string identity(const net::Endpoint& endpoint) {
   return host + ":" + std::to_string(endpoint.port);
 }
 
+// A Sentinel group has two masters for a while after a failover (the old one is demoted
+// only when the sentinels reach it, never while it is cut off from them but not from some
+// clients), and the group may then grant one key to two clients, one on each master. Two
+// majorities of N share one member, so that single double vote breaks exclusion with
+// every other member healthy (docs/safety.md, "Sentinel groups"). A fleet must close it
+// one way or another, or say that its servers do (min-replicas-to-write).
+std::optional<std::string> two_masters_problem(const std::vector<std::string>& sentinel_members,
+                                               const Options& options, int quorum) {
+  if (sentinel_members.empty() || options.member_guard.allow_two_masters) return std::nullopt;
+  if (options.member_guard.replicas_to_ack > 0) return std::nullopt;
+  const int nodes = static_cast<int>(options.nodes.size());
+  if (2 * quorum >= nodes + 2) return std::nullopt;
+  const int absorbing = (nodes + 3) / 2;
+  std::string quorum_remedy = absorbing <= nodes ? "quorum " + std::to_string(absorbing) +
+                                                       " (two quorums then share two members), "
+                                                 : "";
+  return "nodes: Sentinel group " + sentinel_members.front() +
+         " may have two masters at once after a failover, and one member voting twice breaks "
+         "a majority of " +
+         std::to_string(nodes) +
+         ": set member_guard.replicas_to_ack to the number of replicas of each group, or " +
+         quorum_remedy +
+         "or, with min-replicas-to-write on the servers, member_guard.allow_two_masters "
+         "(docs/safety.md, \"Sentinel groups\")";
+}
+
 }  // namespace
 
 std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Seams seams) {
@@ -62,6 +88,7 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
   std::vector<std::string> identities;
   std::vector<std::string> names;
   std::vector<std::string> cluster_members;
+  std::vector<std::string> sentinel_members;
   for (const auto& url : options.nodes) {
     auto endpoint = net::parse_endpoint(url);
     if (!endpoint) throw std::invalid_argument("nodes: " + endpoint.error().message());
@@ -74,6 +101,7 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
     identities.push_back(identity(*endpoint));
     names.push_back(endpoint->display);
     if (endpoint->is_cluster()) cluster_members.push_back(endpoint->display);
+    if (endpoint->is_sentinel_group()) sentinel_members.push_back(endpoint->display);
     net::ConnectionOptions connection;
     connection.endpoint = std::move(*endpoint);
     connection.connect_timeout = options.connect_timeout;
@@ -96,6 +124,9 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
         "shard that fails over is guarded: member_guard.observed_restarts)");
   }
   const int quorum = core::effective_quorum(options.quorum, static_cast<int>(options.nodes.size()));
+  if (auto problem = two_masters_problem(sentinel_members, options, quorum)) {
+    throw std::invalid_argument(*problem);
+  }
   auto engine = std::make_shared<Engine>(std::move(options), std::move(names), quorum, seams);
   engine->cluster_members_ = std::move(cluster_members);
   engine->connect(connections, factory);
