@@ -18,8 +18,11 @@ install(TARGETS redlock_shared EXPORT redlockTargets
 install(TARGETS redlock_static EXPORT redlockStaticTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT development
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The kit's headers go with the kit, not with the library.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/redlock DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        COMPONENT development)
+        COMPONENT development
+        PATTERN testing EXCLUDE
+        PATTERN testing.hpp EXCLUDE)
 install(FILES ${PROJECT_BINARY_DIR}/include/redlock/version.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/redlock COMPONENT development)
 install(EXPORT redlockTargets NAMESPACE redlock:: DESTINATION ${_redlock_cmake_dir}
@@ -43,6 +46,18 @@ if(TARGET redlock_prometheus)
   else()
     set(REDLOCK_CONFIG_PROMETHEUS_STATIC OFF)
   endif()
+endif()
+
+if(TARGET redlock_testing)
+  install(TARGETS redlock_testing EXPORT redlockTestingTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT testing_development
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/include/redlock/testing.hpp
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/redlock COMPONENT testing_development)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/redlock/testing
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/redlock COMPONENT testing_development)
+  install(EXPORT redlockTestingTargets NAMESPACE redlock:: DESTINATION ${_redlock_cmake_dir}
+          COMPONENT testing_development)
 endif()
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/redlockConfig.cmake.in
@@ -85,4 +100,10 @@ if(TARGET redlock_prometheus)
                  ${PROJECT_BINARY_DIR}/redlock-prometheus.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/redlock-prometheus.pc
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT prometheus_development)
+endif()
+if(TARGET redlock_testing)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/redlock-testing.pc.in
+                 ${PROJECT_BINARY_DIR}/redlock-testing.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/redlock-testing.pc
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT testing_development)
 endif()

@@ -6,6 +6,8 @@
 #   redlock                           the command-line tool and its man page
 #   libredlock-prometheus<SOVERSION>  redlock::prometheus (when prometheus-cpp is found)
 #   libredlock-prometheus-dev         its header, link, CMake and pkg-config files
+#   libredlock-testing-dev            redlock::testing, the fault kit for tests (when built:
+#                                     with the tests or REDLOCK_INSTALL_TESTING)
 # Build with -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_PREFIX=/usr for packages that install
 # like Debian's own (libraries under /usr/lib/<multiarch>). A RelWithDebInfo or Debug
 # build also makes -dbgsym packages with the debug symbols; a Release build has none to
@@ -55,6 +57,11 @@ if(TARGET redlock_prometheus)
   list(APPEND _redlock_packages
     "libredlock-prometheus${REDLOCK_SOVERSION}|prometheus_library|libs|distributed locks over Redis masters - Prometheus metrics|This package holds the shared library of redlock::prometheus, the client's\nobserver as Prometheus metrics (prometheus-cpp)."
     "libredlock-prometheus-dev|prometheus_development|libdevel|distributed locks over Redis masters - Prometheus metrics, development|This package holds the header, the CMake component and the pkg-config file of\nredlock::prometheus.")
+endif()
+
+if(TARGET redlock_testing)
+  list(APPEND _redlock_packages
+    "libredlock-testing-dev|testing_development|libdevel|distributed locks over Redis masters - fault kit for tests|This package holds redlock::testing, a static library with its headers, CMake\ncomponent and pkg-config file: it starts real redis-server processes for a\nprogram's tests and pauses, kills, restarts, cuts off or slows down each one.")
 endif()
 
 # Every package carries the machine-readable copyright and a Debian changelog in its
@@ -127,5 +134,9 @@ set(CPACK_COMPONENT_TOOL_DEPENDS library)
 set(CPACK_COMPONENT_PROMETHEUS_LIBRARY_DEPENDS library)
 set(CPACK_COMPONENT_PROMETHEUS_DEVELOPMENT_DEPENDS development prometheus_library)
 set(CPACK_DEBIAN_PROMETHEUS_DEVELOPMENT_PACKAGE_DEPENDS "prometheus-cpp-dev")
+# The kit is an archive that links libuv, and runs redis-server; it needs no libredlock
+# (its users add libredlock-dev for the client they test).
+set(CPACK_DEBIAN_TESTING_DEVELOPMENT_PACKAGE_DEPENDS "libuv1-dev")
+set(CPACK_DEBIAN_TESTING_DEVELOPMENT_PACKAGE_RECOMMENDS "redis-server, libredlock-dev")
 
 include(CPack)

@@ -29,13 +29,15 @@ set(prefix "${WORK_DIR}/prefix")
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 message(STATUS "installed into ${prefix}")
 
-# lib/ is private: the only headers a user gets are include/redlock/*.hpp.
+# lib/ is private: the only headers a user gets are include/redlock/*.hpp, and those of
+# the fault kit, include/redlock/testing.hpp and include/redlock/testing/*.hpp, when it
+# was built (install_testing_kit checks them).
 file(GLOB_RECURSE headers RELATIVE "${prefix}/include" "${prefix}/include/*")
 if(NOT headers)
   message(FATAL_ERROR "no headers were installed under ${prefix}/include")
 endif()
 foreach(h IN LISTS headers)
-  if(NOT h MATCHES "^redlock/[a-z_]+\\.hpp$")
+  if(NOT h MATCHES "^redlock/(testing/)?[a-z_]+\\.hpp$")
     message(FATAL_ERROR "a private or unexpected file was installed: include/${h}")
   endif()
 endforeach()

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# ctest package_deb: builds the shared library, the tool and (with prometheus-cpp)
-# redlock::prometheus in a build directory of their own, makes the Debian packages with
-# CPack, runs lintian on every one (no error, no warning), unpacks them into a scratch
-# root (dpkg -x, no root needed), checks what each holds and depends on, then compiles
-# a program against the unpacked -dev package with CMake's find_package and with
-# pkg-config and runs both, and the packaged redlock tool, against five real
-# redis-server nodes.
+# ctest package_deb: builds the shared library, the tool, the fault kit redlock::testing
+# and (with prometheus-cpp) redlock::prometheus in a build directory of their own, makes
+# the Debian packages with CPack, runs lintian on every one (no error, no warning),
+# unpacks them into a scratch root (dpkg -x, no root needed), checks what each holds and
+# depends on, then compiles a program against the unpacked -dev package with CMake's
+# find_package and with pkg-config and runs both, and the packaged redlock tool, against
+# five real redis-server nodes, and builds and runs the kit's example (docs/testing-kit.md)
+# against the unpacked libredlock-testing-dev.
 #
 # The package build sits next to the suite's build directory (BUILD-package), at the
 # same depth, and uses the suite's compiler launcher: scripts/setup makes that ccache
@@ -28,7 +29,7 @@ step "configure and build the shared library and the tool in $pkg_build"
 "$cmake" -S "$src" -B "$pkg_build" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER="$cxx" ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher} \
   -DBUILD_SHARED_LIBS=ON -DCMAKE_INSTALL_PREFIX=/usr -DREDLOCK_SANITIZE= \
-  -DBUILD_TESTING=OFF -DREDLOCK_BUILD_TOOLS=ON -DREDLOCK_BUILD_BENCH=OFF \
+  -DBUILD_TESTING=OFF -DREDLOCK_INSTALL_TESTING=ON -DREDLOCK_BUILD_TOOLS=ON -DREDLOCK_BUILD_BENCH=OFF \
   -DREDLOCK_BUILD_EXAMPLES=OFF >"$work/configure.log"
 nice -n 5 "$cmake" --build "$pkg_build" -j2 >"$work/build.log"
 
@@ -39,7 +40,8 @@ arch=$(dpkg --print-architecture)
 lib_deb=$pkg_build/libredlock${soversion}_${version}_$arch.deb
 dev_deb=$pkg_build/libredlock-dev_${version}_$arch.deb
 tool_deb=$pkg_build/redlock_${version}_$arch.deb
-debs=("$lib_deb" "$dev_deb" "$tool_deb")
+testing_deb=$pkg_build/libredlock-testing-dev_${version}_$arch.deb
+debs=("$lib_deb" "$dev_deb" "$tool_deb" "$testing_deb")
 prom_lib_deb=$pkg_build/libredlock-prometheus${soversion}_${version}_$arch.deb
 prom_dev_deb=$pkg_build/libredlock-prometheus-dev_${version}_$arch.deb
 if grep -q "prometheus-cpp not found" "$work/configure.log"; then
@@ -80,6 +82,12 @@ if [[ -f $prom_dev_deb ]]; then
   check "the Prometheus library depends on libredlock and prometheus-cpp's library" \
     bash -c "[[ '$(field "$prom_lib_deb" Depends)' == *libredlock${soversion}*libprometheus-cpp-core* ]]"
 fi
+check "the kit's package depends on libuv1-dev (its archive links libuv) and recommends redis-server" \
+  bash -c "[[ '$(field "$testing_deb" Depends)' == libuv1-dev && '$(field "$testing_deb" Recommends)' == *redis-server* ]]"
+check "the kit's package holds its archive, headers, CMake component and .pc, and no other header" \
+  bash -c "c=\$(dpkg-deb -c '$testing_deb'); [[ \$c == *./usr/include/redlock/testing.hpp* && \$c == *./usr/include/redlock/testing/fleet.hpp* && \$c == */libredlock-testing.a* && \$c == *redlockTestingTargets.cmake* && \$c == */pkgconfig/redlock-testing.pc* && \$c != *redlock/redlock.hpp* ]]"
+check "the -dev package does not hold the kit's headers" \
+  bash -c "! dpkg-deb -c '$dev_deb' | grep -q 'include/redlock/testing'"
 check "the tool depends on the library" \
   bash -c "[[ '$(field "$tool_deb" Depends)' == *libredlock${soversion}* ]]"
 check "the library's dependencies come from dpkg-shlibdeps (libuv1)" \
@@ -134,6 +142,18 @@ check "pkg-config knows redlock $version" test "$(pkg-config --modversion redloc
 check "the pkg-config-built program loads the unpacked library" \
   bash -c "ldd '$work/pkg-config-app' | grep -q '=> $root/$libdir/libredlock.so.$soversion'"
 check "the pkg-config-built program locks on five nodes" "$work/pkg-config-app"
+
+step "a test program built with find_package(redlock COMPONENTS testing)"
+mkdir -p "$work/kit-example"
+"$cmake" -DINPUT="$src/docs/testing-kit.md" -DOUTPUT_DIR="$work/kit-example" -DEXPECTED=1 \
+  -P "$src/tests/docs/extract_cpp_blocks.cmake"
+"$cmake" -S "$src/tests/install/testing_consumer" -B "$work/kit-consumer" -G "$generator" \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$root/usr" -DEXPECTED_PREFIX="$root/usr" \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF \
+  -DREDLOCK_VERSION="$version" -DEXAMPLE="$work/kit-example/block_1.cpp" >"$work/kit-consumer.log"
+"$cmake" --build "$work/kit-consumer" >>"$work/kit-consumer.log"
+check "the kit's example locks through pauses, kills, restarts and cuts of its own fleet" \
+  "$work/kit-consumer/kit_example"
 
 step "the packaged redlock tool"
 check "redlock run holds the lock while its command runs" \

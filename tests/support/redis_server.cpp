@@ -24,6 +24,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include <redlock/testing/redis_binary.hpp>
+
+#include "testing/child_process.hpp"
+#include "testing/loopback.hpp"
+
 namespace redlock::test {
 namespace {
 
@@ -38,25 +43,11 @@ std::string errno_text(int error) {
   return std::strerror(error);
 }
 
-// The kernel hands out an unused port; it is released before redis-server binds it,
-// so another process may take it in between. The caller detects that (the server
-// exits, or a different process answers) and tries again with another port.
+// The kit's: a port released before redis-server binds it, so another process may take
+// it in between. The caller detects that (the server exits, or a different process
+// answers) and tries again with another port.
 std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket: " + errno_text(errno));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    int error = errno;
-    ::close(fd);
-    throw std::runtime_error("cannot find a free port: " + errno_text(error));
-  }
-  ::close(fd);
-  return ntohs(address.sin_port);
+  return redlock::testing::detail::free_port();
 }
 
 // unix socket paths are limited to 108 bytes, so a long $TMPDIR is not used.
@@ -302,7 +293,12 @@ std::string test_binary(const char* variable, const char* name, const char* pack
 }  // namespace
 
 std::string redis_server_binary() {
-  return test_binary("REDIS_SERVER", "redis-server", "redis-server");
+  // $REDIS_SERVER as before; else the kit's own search ($REDLOCK_REDIS_SERVER, PATH), so
+  // that the suite and the users' tests run the same server.
+  if (const char* chosen = std::getenv("REDIS_SERVER"); chosen && *chosen) {
+    return test_binary("REDIS_SERVER", "redis-server", "redis-server");
+  }
+  return redlock::testing::redis_server_binary();
 }
 
 std::string redis_cli_binary() {
@@ -396,38 +392,7 @@ std::vector<std::string> RedisServer::command_line() const {
 }
 
 void RedisServer::spawn() {
-  const std::vector<std::string> args = command_line();
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const std::string output = dir_ + "/redis.stdout";
-  const pid_t parent = ::getpid();
-
-  // Everything the child needs is prepared above: between fork and exec only
-  // async-signal-safe calls are allowed (the test process may have threads).
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork: " + errno_text(errno));
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    int fd = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-    }
-    // The test's own sockets (other servers' clients, fake servers) must not leak
-    // into redis-server, or closing them in the test would not close them for real.
-    ::syscall(SYS_close_range, 3U, ~0U, 0U);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  pid_ = pid;
+  pid_ = redlock::testing::detail::spawn(command_line(), dir_ + "/redis.stdout");
   exited_ = false;
   paused_ = false;
 }
@@ -500,11 +465,7 @@ void RedisServer::reap_blocking() {
     paused_ = false;
     return;
   }
-  if (paused_) ::kill(pid_, SIGCONT);
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
+  redlock::testing::detail::kill_and_reap(pid_);
   pid_ = -1;
   exited_ = false;
   paused_ = false;
@@ -552,13 +513,9 @@ bool RedisServer::running() const {
 
 void RedisServer::pause() {
   if (!running() || paused_) return;
-  ::kill(pid_, SIGSTOP);
-  // Wait until it is really stopped, so that the test's next step sees a frozen node.
-  int status = 0;
-  while (::waitpid(pid_, &status, WUNTRACED) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) || WIFSIGNALED(status)) {
-    exited_ = true;
+  // Returns once it is really stopped, so that the test's next step sees a frozen node.
+  if (!redlock::testing::detail::stop(pid_)) {
+    exited_ = true;  // it died instead, and was reaped
     return;
   }
   paused_ = true;

@@ -1,0 +1,12 @@
+#pragma once
+/// @file
+/// Umbrella header of redlock::testing, the fault kit for tests of code that uses redlock:
+/// real redis-server processes on loopback, with faults (pause, kill, restart, network cut,
+/// slow replies) applied one member at a time. Link redlock::testing
+/// (find_package(redlock COMPONENTS testing), or pkg-config redlock-testing);
+/// docs/testing-kit.md has an example.
+
+#include <redlock/testing/eventually.hpp>
+#include <redlock/testing/fleet.hpp>
+#include <redlock/testing/member.hpp>
+#include <redlock/testing/redis_binary.hpp>

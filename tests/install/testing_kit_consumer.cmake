@@ -1,0 +1,62 @@
+# Run by the install_testing_kit test (cmake -P). Installs BUILD_DIR into a scratch prefix
+# under WORK_DIR and tests a program with the installed fault kit, as a user would:
+# - the kit's headers, archive, CMake component and redlock-testing.pc are installed;
+# - a CMake project finds it with find_package(redlock COMPONENTS testing) and builds the
+#   example of docs/testing-kit.md (extracted here, so the page cannot drift), which
+#   starts five members, locks, pauses, kills and restarts, cuts off and slows down
+#   members, and exits 0;
+# - the same program built with `pkg-config --cflags --libs redlock-testing redlock`.
+
+include(${CMAKE_CURRENT_LIST_DIR}/run.cmake)
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+set(prefix "${WORK_DIR}/prefix")
+run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
+
+foreach(file IN ITEMS include/redlock/testing.hpp include/redlock/testing/fleet.hpp
+                      include/redlock/testing/member.hpp lib/libredlock-testing.a
+                      lib/cmake/redlock/redlockTestingTargets.cmake
+                      lib/pkgconfig/redlock-testing.pc)
+  if(NOT EXISTS "${prefix}/${file}")
+    message(FATAL_ERROR "${file} was not installed under ${prefix}")
+  endif()
+endforeach()
+# The fault proxy and the kit's own helpers stay inside the archive.
+file(GLOB_RECURSE kit_headers RELATIVE "${prefix}/include" "${prefix}/include/redlock/testing/*")
+foreach(h IN LISTS kit_headers)
+  if(NOT h MATCHES "^redlock/testing/[a-z_]+\\.hpp$")
+    message(FATAL_ERROR "an unexpected file was installed: include/${h}")
+  endif()
+endforeach()
+
+set(example_dir "${WORK_DIR}/example")
+file(MAKE_DIRECTORY "${example_dir}")
+run(${CMAKE_COMMAND} -DINPUT=${DOC} -DOUTPUT_DIR=${example_dir} -DEXPECTED=1
+    -P ${SOURCE_DIR}/tests/docs/extract_cpp_blocks.cmake)
+set(example "${example_dir}/block_1.cpp")
+
+run(${CMAKE_COMMAND} -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build"
+    -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+    -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+    "-DCMAKE_CXX_FLAGS=${EXTRA_FLAGS}"
+    "-DCMAKE_EXE_LINKER_FLAGS=${EXTRA_FLAGS}"
+    -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+    -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF
+    -DEXPECTED_PREFIX=${prefix}
+    -DREDLOCK_VERSION=${REDLOCK_VERSION}
+    -DEXAMPLE=${example})
+run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+run("${WORK_DIR}/build/kit_example")
+message(STATUS "the CMake consumer of redlock::testing says:\n${last_output}")
+
+set(ENV{PKG_CONFIG_PATH} "${prefix}/lib/pkgconfig")
+set(ENV{LD_LIBRARY_PATH} "${prefix}/lib")
+run(pkg-config --cflags --libs redlock-testing redlock)
+string(STRIP "${last_output}" pc_flags)
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+separate_arguments(extra UNIX_COMMAND "${EXTRA_FLAGS}")
+run(${CXX_COMPILER} -std=c++20 -Wall -Wextra -Werror ${extra} -o "${WORK_DIR}/pc-kit-example"
+    "${example}" ${pc_flags})
+run("${WORK_DIR}/pc-kit-example")
+message(STATUS "the pkg-config build of the same program says:\n${last_output}")
