@@ -57,6 +57,8 @@ ChaosCluster::ChaosCluster(const ClusterSettings& settings, const std::string& d
   replicated.extra_args = {"--repl-diskless-sync-delay", "0"};
   replicas_.resize(settings.nodes);
   links_.resize(settings.nodes);
+  second_proxies_.resize(settings.nodes);
+  split_.resize(settings.nodes);
   for (std::size_t i = 0; i < settings.nodes; ++i) {
     if (has_fake_clock(i)) set_clock(i, 0, 1.0);
     if (contains(settings.replicated_nodes, i)) {
@@ -72,6 +74,9 @@ ChaosCluster::ChaosCluster(const ClusterSettings& settings, const std::string& d
       nodes_.push_back(start(i, options));
     }
     proxies_.push_back(std::make_unique<FaultProxy>("127.0.0.1", nodes_.back()->port()));
+    if (replicas_[i]) {
+      second_proxies_[i] = std::make_unique<FaultProxy>("127.0.0.1", nodes_.back()->port());
+    }
   }
 }
 
@@ -86,6 +91,7 @@ void ChaosCluster::fail_over(const std::vector<std::size_t>& nodes) {
   }
   for (std::size_t node : nodes) {
     proxies_.at(node)->retarget("127.0.0.1", replicas_[node]->port());
+    second_proxies_[node]->retarget("127.0.0.1", replicas_[node]->port());
     std::swap(nodes_[node], replicas_[node]);
   }
   for (std::size_t node : nodes) {
@@ -93,6 +99,34 @@ void ChaosCluster::fail_over(const std::vector<std::size_t>& nodes) {
     links_[node]->set_mode(ProxyMode::pass);
     replicate(*replicas_[node], *links_[node]);
   }
+}
+
+void ChaosCluster::split(std::size_t node) {
+  replication_link(node);
+  if (split_.at(node)) throw std::logic_error("node " + std::to_string(node) + " is split already");
+  split_[node] = true;
+  replicas_[node]->command({"REPLICAOF", "NO", "ONE"});
+  second_proxies_[node]->retarget("127.0.0.1", replicas_[node]->port());
+}
+
+void ChaosCluster::heal(std::size_t node) {
+  replication_link(node);
+  if (!split_.at(node)) throw std::logic_error("node " + std::to_string(node) + " is not split");
+  split_[node] = false;
+  // The clients leave the old master before it is demoted, so that none of them meets it
+  // as a replica (READONLY) in between.
+  proxies_[node]->retarget("127.0.0.1", replicas_[node]->port());
+  std::swap(nodes_[node], replicas_[node]);
+  links_[node]->retarget("127.0.0.1", nodes_[node]->port());
+  links_[node]->set_mode(ProxyMode::pass);
+  replicate(*replicas_[node], *links_[node]);
+}
+
+std::string ChaosCluster::second_url(std::size_t node) const {
+  if (!second_proxies_.at(node)) {
+    throw std::logic_error("node " + std::to_string(node) + " has no replica");
+  }
+  return "redis://127.0.0.1:" + std::to_string(second_proxies_[node]->port());
 }
 
 FaultProxy& ChaosCluster::replication_link(std::size_t node) {

@@ -24,7 +24,8 @@ struct ClusterSettings {
   /// Nodes started under libredlock_fakeclock.so, so that set_clock() works on them.
   std::vector<std::size_t> fake_clock_nodes;
   /// Nodes with a replica (not under the fake clock), whose replication link runs through
-  /// a fault proxy of its own: see pause_replication() and fail_over().
+  /// a fault proxy of its own: see pause_replication() and fail_over(). Each also has a
+  /// second client proxy (second_url()), for split().
   std::vector<std::size_t> replicated_nodes;
 };
 
@@ -41,7 +42,11 @@ class ChaosCluster {
   std::string store_url() const { return store_->url(); }
 
   FaultProxy& proxy(std::size_t node) { return *proxies_.at(node); }
-  /// The node's server; for a replicated node, its master at the time.
+  /// A replicated node's second client proxy: the same server as urls() shows, except
+  /// during a split(). Throws std::logic_error for a node without a replica.
+  std::string second_url(std::size_t node) const;
+  /// The node's server; for a replicated node, its master at the time (the old one during
+  /// a split()).
   test::RedisServer& node(std::size_t node) { return *nodes_.at(node); }
   /// Partitions a replicated node's replication link: its replica misses every write
   /// from now until the next fail_over().
@@ -52,6 +57,17 @@ class ChaosCluster {
   /// old master becomes its new master's replica (its data replaced by a full sync) over
   /// the healed link. Returns once those syncs are done, or after 5 s each.
   void fail_over(const std::vector<std::size_t>& nodes);
+  /// Two masters for one member: promotes the node's replica (REPLICAOF NO ONE) and moves
+  /// the node's second proxy to it, closing that proxy's connections, while the old master
+  /// stays a master behind the first proxy, with no replica left (the promoted one no
+  /// longer replicates from it). What a failover looks like while some clients have not
+  /// learnt of it, or the sentinels cannot reach the old master to demote it.
+  /// Throws std::logic_error for a node without a replica or one split already.
+  void split(std::size_t node);
+  /// Ends a split(): moves the first proxy to the new master, closing its connections,
+  /// and makes the old master the new one's replica (its data replaced by a full sync)
+  /// over the link. Returns once that sync is done, or after 5 s.
+  void heal(std::size_t node);
   /// kill -9, then start again on the same port (with its fake clock, if it had one).
   void kill9(std::size_t node);
   void restart(std::size_t node);
@@ -74,8 +90,11 @@ class ChaosCluster {
   // Indexed by node, null for a node without a replica.
   std::vector<std::unique_ptr<test::RedisServer>> replicas_;
   std::vector<std::unique_ptr<FaultProxy>> links_;
+  std::vector<bool> split_;
   // After the nodes, so that the proxies close their connections before the nodes die.
   std::vector<std::unique_ptr<FaultProxy>> proxies_;
+  // Indexed by node, null for a node without a replica.
+  std::vector<std::unique_ptr<FaultProxy>> second_proxies_;
 };
 
 }  // namespace redlock::chaos

@@ -150,11 +150,15 @@ std::string join(const std::vector<std::string>& items) {
   return text;
 }
 
-// The nodes as worker process `process` sees them: those it cannot reach are addresses
-// where nothing listens, so its client finds them down from the first attempt on.
+// The nodes as worker process `process` sees them: some through their second proxy, and
+// those it cannot reach as addresses where nothing listens, so its client finds them down
+// from the first attempt on.
 std::vector<std::string> nodes_seen_by(const ChaosCluster& cluster, const WorkerSettings& w,
                                        std::size_t process) {
   std::vector<std::string> urls = cluster.urls();
+  if (process < w.second_proxy.size()) {
+    for (std::size_t node : w.second_proxy[process]) urls.at(node) = cluster.second_url(node);
+  }
   if (process >= w.unreachable.size()) return urls;
   for (std::size_t node : w.unreachable[process]) {
     urls.at(node) =

@@ -41,6 +41,10 @@ struct WorkerSettings {
   /// Nodes that worker process p cannot reach for the whole run (`unreachable[p]`): a
   /// partition that each client sees differently.
   std::vector<std::vector<std::size_t>> unreachable;
+  /// Replicated nodes that worker process p reaches through their second proxy
+  /// (`second_proxy[p]`, ChaosCluster::second_url): the clients that a split moves to the
+  /// promoted replica while the others stay on the old master.
+  std::vector<std::vector<std::size_t>> second_proxy;
   /// Every Nth exclusive lock of a thread is taken without fencing (0: none), so the
   /// unfenced acquire (a plain SET on Redis 7) meets the same faults as the fenced one.
   int unfenced_every = 2;

@@ -85,6 +85,28 @@ ClusterSettings replicated_three() {
   return cluster;
 }
 
+// Node 0 gets two masters for `split`, again and again: its replica is promoted and the
+// workers that reach node 0 through its second proxy are moved to it, while those on the
+// first proxy stay on the old master, which goes on granting as a master (the sentinels
+// could not reach it to demote it, or those clients missed +switch-master). Then the old
+// master is demoted to the new one's replica and every client moved to the new master;
+// `healed` later the next round begins, with the roles of the two servers swapped.
+std::vector<Action> two_masters(milliseconds duration, milliseconds split, milliseconds healed) {
+  std::vector<Action> out;
+  for (milliseconds at = at_fraction(duration, 0.1); at + split <= at_fraction(duration, 0.85);
+       at += split + healed) {
+    out.push_back({at,
+                   "node 0 split: its replica promoted and the second proxy moved to it, the "
+                   "old master still a master behind the first",
+                   [](ScenarioContext& c) { c.cluster.split(0); }});
+    out.push_back({at + split,
+                   "node 0 healed: the first proxy moved to the new master, the old one "
+                   "demoted to its replica",
+                   [](ScenarioContext& c) { c.cluster.heal(0); }});
+  }
+  return out;
+}
+
 // A node that drops in and out of reach: some locks are then taken on a bare quorum that
 // excludes it, which is what lets a fault on two other nodes matter (in-model by itself).
 void flapping(std::vector<Action>& out, std::size_t node, milliseconds duration,
@@ -123,6 +145,23 @@ WorkerSettings contended_on_one_key() {
 WorkerSettings split_views() {
   WorkerSettings w;
   w.unreachable = {{3, 4}, {0, 1}, {2}};
+  return w;
+}
+
+// Two groups of clients that can only ever agree through node 0: worker 0 misses nodes
+// 3 and 4 and worker 1 nodes 1 and 2, so each holder's quorum is all three nodes it sees
+// and two holders meet on node 0 alone (in model, as split_views). Worker 1 reaches node
+// 0 through its second proxy, so while node 0 is split the two workers are granted by
+// different masters of it. One key, ttl 1 s as in the failover scenarios, short holds
+// for many acquisitions between splits.
+WorkerSettings split_clients() {
+  WorkerSettings w = contended_on_one_key();
+  w.processes = 2;
+  w.ttl = milliseconds(1000);
+  w.wait = milliseconds(1000);
+  w.hold = milliseconds(100);
+  w.unreachable = {{3, 4}, {1, 2}};
+  w.second_proxy = {{}, {0}};
   return w;
 }
 
@@ -370,6 +409,33 @@ std::vector<Scenario> all_scenarios() {
     s.push_back({"failover_lagging_replica_acked",
                  "the same failovers with the clients' member guard off and grants counted "
                  "only once their replica acknowledged them (replicas_to_ack 1)",
+                 true, false, all_replicated, acked, schedule});
+  }
+
+  {
+    // Every split lasts two ttls and a half: the clients moved to the promoted replica see
+    // another server and leave it out for the ttl (the member guard, on), and then both
+    // masters of node 0 grant for 1.5 s. The clients moved back at the heal are guarded
+    // for a ttl too, and get another second before the next split. Every node has one
+    // replica in both scenarios; only replicas_to_ack differs.
+    const auto schedule = [](milliseconds d, const WorkerSettings& w) {
+      return two_masters(d, 2 * w.ttl + milliseconds(500), w.ttl + milliseconds(1000));
+    };
+    ClusterSettings all_replicated;
+    all_replicated.replicated_nodes = {0, 1, 2, 3, 4};
+    s.push_back({"two_masters_split_clients",
+                 "node 0's replica promoted while its old master goes on granting to the "
+                 "clients still on it: one member voting twice, which a majority does not "
+                 "absorb; every node with one replica, replicas_to_ack 0",
+                 false, true, all_replicated, split_clients(), schedule});
+    // Once node 0's one replica is promoted its old master has no replica left: WAIT 1
+    // answers 0 there, so nothing the old master grants counts. The new master has no
+    // replica either until the heal, so node 0 counts for nobody while it is split.
+    WorkerSettings acked = split_clients();
+    acked.replicas_to_ack = 1;
+    s.push_back({"two_masters_split_clients_acked",
+                 "the same two masters of node 0 with grants counted only once their "
+                 "member's one replica acknowledged them (replicas_to_ack 1)",
                  true, false, all_replicated, acked, schedule});
   }
 
