@@ -394,5 +394,25 @@ TEST(MemberStart, TheBoundIsReadWhenTheGuardStartsSoALongerTtlRaisedItInTime) {
   EXPECT_FALSE(core::guarded(start.guard(), t0 + 61s));
 }
 
+// A guard that started before the bound grew lasts the new bound from its start: the
+// member may have lost locks as long as the longest ttl this client now knows of.
+TEST(MemberStart, AGuardStartedBeforeTheBoundGrewLastsTheNewBound) {
+  auto r = rules(true, false);
+  auto bound = bound_of(30s);
+  r.bound = bound;
+  MemberStart start(r);
+  start.connected(t0);
+  start.learned(server("a", 1000s), t0);
+  start.connected(t0 + 1s);
+  start.learned(server("b", 0s), t0 + 1s);  // restarted: guarded until t0 + 31 s
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 31s - 1ns));
+  bound->store(60'000);
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 61s - 1ns)) << "stretched to the new bound";
+  EXPECT_FALSE(core::guarded(start.guard(), t0 + 61s));
+  // A bound that shrinks (it never does: it is raised only) would not shorten it.
+  bound->store(10'000);
+  EXPECT_TRUE(core::guarded(start.guard(), t0 + 61s - 1ns));
+}
+
 }  // namespace
 }  // namespace redlock::detail

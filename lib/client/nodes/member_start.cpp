@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 
@@ -185,12 +186,18 @@ void MemberStart::unanswered(core::Clock::time_point now) {
 void MemberStart::guard_from(core::Clock::time_point start, std::string reason,
                              core::Clock::time_point now) {
   const auto until = start + bound();
-  if (until <= guard_.until) return;
+  if (until <= guard().until) return;
   guard_.until = until;
+  guard_start_ = start;
   guard_.reason = rules_.who + reason;
   if (until > now && rules_.on_guarded) {
     rules_.on_guarded(std::chrono::ceil<std::chrono::milliseconds>(until - now), guard_.reason);
   }
+}
+
+const core::MemberGuard& MemberStart::guard() const noexcept {
+  if (guard_start_) guard_.until = std::max(guard_.until, *guard_start_ + bound());
+  return guard_;
 }
 
 std::chrono::milliseconds MemberStart::bound() const noexcept {

@@ -112,7 +112,10 @@ class MemberStart {
   /// (Rules::on_misconfigured).
   void unanswered(core::Clock::time_point now);
 
-  const core::MemberGuard& guard() const noexcept { return guard_; }
+  /// The guard as of now: one that started before the bound grew (this client was asked
+  /// for a longer ttl, so others may hold locks that long) lasts the new bound from its
+  /// start, not the old one.
+  const core::MemberGuard& guard() const noexcept;
   const Rules& rules() const noexcept { return rules_; }
 
  private:
@@ -124,7 +127,10 @@ class MemberStart {
   std::chrono::milliseconds bound() const noexcept;
 
   Rules rules_;
-  core::MemberGuard guard_;
+  // Mutable: guard() stretches it to the bound's latest value.
+  mutable core::MemberGuard guard_;
+  // Where the guard that set guard_.until started; none before any guard.
+  std::optional<core::Clock::time_point> guard_start_;
   /// Whether this client met the server (any connection of it answered INFO or refused
   /// it): from then on a reconnect may reach a restarted one.
   bool met_ = false;
