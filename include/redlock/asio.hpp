@@ -56,6 +56,7 @@
 #include <vector>
 
 #include <redlock/client.hpp>
+#include <redlock/election.hpp>
 #include <redlock/lock.hpp>
 #include <redlock/options.hpp>
 #include <redlock/result.hpp>
@@ -301,6 +302,23 @@ auto async_unlock(Lock& lock, CompletionToken&& token) {
         lock->unlock_async(detail::complete_with<Result<void>>(std::move(handler)).callback());
       },
       token, &lock);
+}
+
+/// Election::campaign_async as an Asio operation; signature
+/// void(redlock::Result<redlock::Leadership>). Cancellable like the acquisitions: the
+/// handler's cancellation slot becomes the campaign's stop token (errc::cancelled). The
+/// Election must outlive the operation.
+template <typename CompletionToken>
+auto async_campaign(Election& election, std::chrono::milliseconds wait, CompletionToken&& token) {
+  using T = Result<Leadership>;
+  return ::asio::async_initiate<CompletionToken, void(T)>(
+      [](auto&& handler, Election* election, std::chrono::milliseconds wait) {
+        auto completion = detail::complete_with<T>(std::move(handler));
+        std::stop_token stop;
+        if (auto cancellable = completion.cancellable()) stop = std::move(*cancellable);
+        election->campaign_async(std::move(stop), wait, std::move(completion).callback());
+      },
+      token, &election, wait);
 }
 
 }  // namespace redlock::asio

@@ -98,6 +98,40 @@ TEST_F(AsioTest, CoroutineRunsEveryOperationAndResumesOnItsExecutor) {
   EXPECT_TRUE(gone_everywhere("k"));
 }
 
+// A campaign as an Asio operation: the first candidate leads with a term, the second
+// waits and is cancelled through its slot, then leads once the first resigns, with a
+// greater term.
+TEST_F(AsioTest, CampaignLeadsAndIsCancelledThroughItsSlot) {
+  auto first_client = Client::create(options());
+  auto second_client = Client::create(options());
+  Election first(first_client, "asio:election", "first", 10s);
+  Election second(second_client, "asio:election", "second", 10s);
+  auto leading = redlock::asio::async_campaign(first, 5s, ::asio::use_future).get();
+  ASSERT_TRUE(leading) << leading.error().message();
+
+  ::asio::io_context io;
+  ::asio::cancellation_signal cancel;
+  std::optional<Result<Leadership>> waited;
+  redlock::asio::async_campaign(
+      second, 20s,
+      ::asio::bind_cancellation_slot(
+          cancel.slot(),
+          ::asio::bind_executor(io, [&](Result<Leadership> r) { waited.emplace(std::move(r)); })));
+  ::asio::steady_timer timer(io, 100ms);
+  timer.async_wait([&](std::error_code) { cancel.emit(::asio::cancellation_type::terminal); });
+  io.run();
+  ASSERT_TRUE(waited.has_value());
+  ASSERT_FALSE(*waited);
+  EXPECT_EQ(waited->error(), errc::cancelled) << waited->error().message();
+
+  const auto first_term = leading->term();
+  ASSERT_TRUE(leading->resign());
+  auto next = redlock::asio::async_campaign(second, 5s, ::asio::use_future).get();
+  ASSERT_TRUE(next) << next.error().message();
+  EXPECT_GT(next->term(), first_term);
+  ASSERT_TRUE(next->resign());
+}
+
 TEST_F(AsioTest, FuturesWork) {
   auto client = Client::create(options());
   std::future<Result<Lock>> taken = asio::async_try_lock(*client, "k", 10s, ::asio::use_future);
