@@ -30,3 +30,17 @@ function(redlock_add_test)
   add_test(NAME ${T_NAME} COMMAND ${T_NAME} --gtest_color=no)
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
 endfunction()
+
+# redlock_tsan_libuv_suppressions(test)
+# Under ThreadSanitizer (REDLOCK_SANITIZE=thread), runs `test` with
+# tests/tsan-libuv.supp, which says why: descriptors libuv closes are invisible to TSan,
+# so a number reused on another thread reads as a race. Only the fault kit's tests need
+# it (their proxies' loops run beside the main thread's file system calls). The other
+# options are those scripts/test exports for the suite.
+function(redlock_tsan_libuv_suppressions test)
+  if(REDLOCK_SANITIZE MATCHES "thread")
+    set(options "halt_on_error=1:second_deadlock_stack=1")
+    set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT
+      "TSAN_OPTIONS=${options}:suppressions=${PROJECT_SOURCE_DIR}/tests/tsan-libuv.supp")
+  endif()
+endfunction()

@@ -56,13 +56,15 @@ struct FaultProxy::Impl {
   void run(const std::function<void()>& task) {
     std::promise<void> done;
     {
+      // Sent under the lock: the loop thread may run the task (woken by an earlier send)
+      // before this send, and stop() closes `wakeup` under the same lock.
       std::lock_guard lock(mutex);
       tasks.emplace_back([&] {
         task();
         done.set_value();
       });
+      uv_async_send(wakeup);
     }
-    uv_async_send(wakeup);
     done.get_future().wait();
   }
 
@@ -79,6 +81,7 @@ struct FaultProxy::Impl {
     if (listener) close_and_delete(listener);
     listener = nullptr;
     for_each_connection([](ProxyConnection& c) { c.close(); });
+    std::lock_guard lock(mutex);
     if (wakeup) close_and_delete(wakeup);
     wakeup = nullptr;
   }

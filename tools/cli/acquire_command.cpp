@@ -64,11 +64,12 @@ int acquire(const GlobalOptions& globals, const AcquireArguments& args) {
     report("acquire \"" + args.key + "\": cannot write the lock's value to stdout");
     return exit_code::output_error;
   }
-  // Leave without running the Lock's destructor, which would release the lock: holding
-  // it after we exit is the point of acquire. The nodes expire it after the TTL unless
-  // `redlock extend` or `redlock release` comes first.
+  // Holding the lock after we exit is the point of acquire: the client is closed first,
+  // so the Lock's destructor sends no release (calls after close() are cancelled), and
+  // the client's own destructor joins its loop thread. The nodes expire the lock after
+  // the TTL unless `redlock extend` or `redlock release` comes first.
   client->close();
-  ::_exit(exit_code::ok);
+  return exit_code::ok;
 }
 
 }  // namespace
