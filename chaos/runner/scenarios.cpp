@@ -503,6 +503,26 @@ std::vector<Scenario> all_scenarios() {
   }
 
   {
+    // The same placement with permits at the safe quorum, and three threads per process:
+    // the load that chaos/compare-redis-semaphore also gives to npm redis-semaphore
+    // (tests/interop/redis_semaphore_worker.js through --worker), whose majority quorum
+    // admits the three holders above. Here workers 0 and 1 reach only three nodes and get
+    // no permit at all; the three threads of worker 2 contend for the two permits.
+    WorkerSettings permits = split_views();
+    permits.primitive = "semaphore";
+    permits.keys = 1;
+    permits.threads = 3;
+    s.push_back({"split_views_permits",
+                 "split_views with permits of K = 2 alone, one key, three threads per worker, "
+                 "at the safe quorum (the load of chaos/compare-redis-semaphore)",
+                 true,
+                 false,
+                 {},
+                 permits,
+                 [](milliseconds, const WorkerSettings&) { return std::vector<Action>{}; }});
+  }
+
+  {
     // Candidates of four elections (three each) campaign, lead 20-80 ms (one term in
     // eight 1.5-3 TTLs, extended by the watchdog), resign, and one term in six crash (the
     // key lapses at its TTL), while the nodes fail in turn, each fault
