@@ -5,14 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 
 #include "cli_process.hpp"
+#include "election_round_trip.hpp"
 #include "support/redis_server.hpp"
 #include "support/sentinel_group.hpp"
 
@@ -82,30 +80,8 @@ TEST(CliSentinel, GroupsAndAStandaloneMasterInOneNodesList) {
   ASSERT_EQ(released.exit_code, 0) << released.err;
   EXPECT_EQ(SentinelGroup::ask(first.master(), {"EXISTS", "cli:sentinel"}).integer, 0);
 
-  // The election on the same members: `elect` leads while its command runs (it prints
-  // its term and sleeps, and `leader` reads the seat meanwhile), then resigns when the
-  // command exits, after which nobody leads.
-  CliProcess candidate(
-      with({"elect", "--once", "--ttl", "5s", "--id", "cron-1", "cli:sentinel-election", "--", "sh",
-            "-c", "echo $REDLOCK_TERM; sleep 2"}));
-  std::string leader_out;
-  for (int tries = 0; tries < 100; ++tries) {
-    auto seen = run_cli(with({"leader", "--json", "cli:sentinel-election"}));
-    if (seen.exit_code == 0) {
-      leader_out = seen.out;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_FALSE(leader_out.empty()) << "no leader seen: " << candidate.err();
-  const auto seat = nlohmann::json::parse(leader_out);
-  EXPECT_EQ(seat.at("leader").at("identity"), "cron-1");
-  auto elected = candidate.wait_for(std::chrono::seconds(20));
-  ASSERT_TRUE(elected.has_value());
-  ASSERT_EQ(elected->exit_code, 0) << elected->err;
-  EXPECT_EQ(std::to_string(seat.at("leader").at("term").get<std::uint64_t>()) + "\n", elected->out);
-  EXPECT_EQ(run_cli(with({"leader", "cli:sentinel-election"})).exit_code, 1)
-      << "resigned when its command ended";
+  // The election on the same members.
+  expect_election_round_trip(base, "cli:sentinel-election");
 }
 
 }  // namespace
