@@ -68,8 +68,11 @@ class InteropNpmTest : public test::LockNodesTest {
     for (std::size_t i = 0; i < cluster().size(); ++i) {
       ports += (i ? "," : "") + std::to_string(cluster()[i].port());
     }
-    const std::string command = "NODE_PATH='" + npm_modules() + "' node '" +
-                                REDLOCK_NPM_PEER_SCRIPT + "' " + ports + " " + arguments + " 2>&1";
+    // Bounded, so that a peer that never ends fails this test with its output rather
+    // than the suite at its timeout.
+    const std::string command = "NODE_PATH='" + npm_modules() +
+                                "' timeout --kill-after=5 120 node '" + REDLOCK_NPM_PEER_SCRIPT +
+                                "' " + ports + " " + arguments + " 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (!pipe) return "popen failed";
     std::string output;

@@ -9,9 +9,9 @@
 //   npm_redlock_peer.js PORTS release KEY VALUE
 //       release KEY held by VALUE: "released N" (N nodes deleted it)
 //   npm_redlock_peer.js PORTS contend KEY TTL_MS SECONDS COUNTER_PORT
-//       for SECONDS: acquire KEY (retrying every 40 ms +/- 20), then in the critical
-//       section read the counter key on COUNTER_PORT, wait 2 ms, write it + 1, release;
-//       pause 10 ms between sections. "sections N" (the critical sections completed).
+//       for SECONDS: acquire KEY (retrying every 40 ms +/- 20 until SECONDS have passed),
+//       then in the critical section read the counter key on COUNTER_PORT, wait 2 ms,
+//       write it + 1, release; pause 10 ms between sections. "sections N" (the critical sections completed).
 //
 // PORTS: comma-separated ports of the lock nodes on 127.0.0.1. NODE_PATH must name the
 // node_modules that holds redlock and ioredis.
@@ -69,7 +69,14 @@ async function main() {
       while (Date.now() < end) {
         let lock;
         try {
-          lock = await redlock.acquire([key], Number(ttl), { retryCount: -1 });
+          // Retries bounded by the time left: npm redlock 5 keeps a failed attempt's
+          // entries while it retries and counts a node that holds its own value as a
+          // refusal, so contenders whose entries split the nodes can all retry until
+          // every entry has expired at once, which may never happen. Its release of the
+          // partial entries comes only when the retries run out.
+          lock = await redlock.acquire([key], Number(ttl), {
+            retryCount: Math.max(0, Math.ceil((end - Date.now()) / 40)),
+          });
         } catch (error) {
           continue;
         }
