@@ -7,6 +7,9 @@
 // refusal still counts: a member that says the key is held is telling the truth, since a
 // member never invents a holder. The grant is released like any other.
 
+#include <cstddef>
+#include <limits>
+#include <span>
 #include <string>
 
 #include "core/quorum.hpp"
@@ -28,6 +31,37 @@ struct MemberGuard {
   /// never votes twice.
   std::string same_server_as;
 };
+
+/// One server of a member that has several (a Redis Cluster's shard masters), as that
+/// member's guard sees it.
+struct ServerGuard {
+  const MemberGuard* guard = nullptr;
+  /// Owns slots: a server that owns none holds no key of the member (and may be gone for
+  /// good, unable ever to say who it is).
+  bool owns = true;
+  /// Its last INFO ended without an answer (timed out, or its connection failed) and no
+  /// connection to it became ready since: it answers nothing now.
+  bool silent = false;
+};
+
+/// No server of the member is known to have answered.
+inline constexpr std::size_t unknown_server = std::numeric_limits<std::size_t>::max();
+
+/// Writes to `out` the guard of a grant of a member made of `servers` that server
+/// `answered_by` gave. Its own guard applies in full. Every other server that owns slots
+/// guards the member's grants for as long as it is guarded itself (it restarted or failed
+/// over, and its slots may move to the server that answered) and while it is the same
+/// server as another member's; while it has not said who it is, only until it is found
+/// silent: a silent server answers nothing, so it can neither grant nor hand its slots on,
+/// and one paused master must not stop the member's other servers counting. With
+/// `answered_by` = unknown_server every server that owns slots applies in full.
+void guard_of_grant(std::span<const ServerGuard> servers, std::size_t answered_by,
+                    MemberGuard& out);
+
+/// The stricter of two guards for a grant made of parts from several servers (a key set
+/// over several slots): unknown before the same server as another member before the
+/// later `until`. Null stands for the member's own guard, stricter than either.
+const MemberGuard* stricter_guard(const MemberGuard* a, const MemberGuard* b) noexcept;
 
 /// How many replicas acknowledged a member's write (WAIT), against how many the client
 /// requires (Options::member_guard.replicas_to_ack; 0: none required).

@@ -293,6 +293,8 @@ ClusterRouter::Request* ClusterRouter::take_request() {
 }
 
 void ClusterRouter::answer(Request* request, const ReplyView& view) {
+  ReplyView answered = view;
+  if (request->sent_to != nullptr) answered.server = request->sent_to->connection.get();
   ReplyCallback done = std::move(request->done);
   request->done = nullptr;
   request->script = nullptr;
@@ -300,7 +302,7 @@ void ClusterRouter::answer(Request* request, const ReplyView& view) {
   request->sent_to = nullptr;
   // Put back first: the callback may submit the next command, which takes it again.
   spare_.emplace_back(request);
-  done(view);
+  done(answered);
 }
 
 void ClusterRouter::on_reply(Request* request, const ReplyView& view) {

@@ -10,6 +10,8 @@ struct redisReply;
 
 namespace redlock::net {
 
+class Connection;
+
 /// What a command's callback receives. Valid only during the callback.
 ///   error empty   -> `reply` is the reply (never an error reply).
 ///   error set     -> `detail` says why, naming the cause in words (Redis' own text for
@@ -21,6 +23,9 @@ struct ReplyView {
   /// The command was refused before any byte of it was written (not connected, queue
   /// full, no time left): the node surely did not apply it.
   bool unsent = false;
+  /// Which of a member's servers answered, where it has several (a Redis Cluster's shard
+  /// masters: the shard's connection); null for a connection that is one server.
+  const Connection* server = nullptr;
 };
 
 using ReplyCallback = std::function<void(const ReplyView&)>;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <future>
 #include <iostream>
@@ -281,6 +282,65 @@ TEST(ClusterShardFaults, AMasterThatLostItsSlotsNoLongerGuardsTheMember) {
   // Its replication id changed twice meanwhile: guarded from when the client saw it again.
   EXPECT_GE(Clock::now(), promoted_back + 1s);
   EXPECT_TRUE(after->unlock());
+}
+
+// One shard master that accepts connections and answers nothing (paused) holds back the
+// keys of its own slots, not the whole member: a new client that guards young members
+// waits to hear every master say who it is, and once the paused one's INFO has timed out
+// (connect_timeout) the other shards' grants count.
+TEST(ClusterShardFaults, ASilentShardMasterHoldsBackOnlyTheKeysOfItsSlots) {
+  // The other shards keep serving while one master is down, as a cluster that needs no
+  // full coverage does.
+  test::ShardedCluster cluster({.server_args = {"--cluster-require-full-coverage", "no"}});
+  const std::string silent_key = key_off_the_seed(cluster, "silent:");
+  test::RedisServer& silent = cluster.owner_of(silent_key);
+  std::string other_key;
+  for (int i = 0; other_key.empty() || &cluster.owner_of(other_key) == &silent; ++i) {
+    other_key = "speaking:" + std::to_string(i);
+  }
+  Options options = member(cluster, 2s);
+  options.member_guard.young_on_first_contact = true;
+  options.connect_timeout = 300ms;
+  silent.pause();
+  struct Resume {
+    test::RedisServer& server;
+    ~Resume() { server.resume(); }
+  } resume{silent};
+  auto client = Client::create(options);
+  auto other = client->lock(other_key, {.ttl = 2s, .wait = 3s});
+  ASSERT_TRUE(other) << "a paused shard kept the member from counting: " << other.error().message();
+  EXPECT_TRUE(other->unlock());
+  auto on_silent = client->try_lock(silent_key, 2s);
+  EXPECT_FALSE(on_silent) << "granted by a paused server";
+}
+
+// A release whose shard's connection failed is sent again when that shard's connection
+// is back, not only when the member's home seed reconnects (it never dropped here): else
+// the shard keeps our value, and refuses everyone, for the rest of the key's TTL.
+TEST(ClusterShardFaults, AReleaseLostWithItsShardsConnectionIsSentAgainWhenTheShardIsBack) {
+  test::ShardedCluster cluster;
+  const std::string key = key_off_the_seed(cluster, "resend:");
+  test::RedisServer& owner = cluster.owner_of(key);
+  Options options = member(cluster, 20s);
+  // The shard's connection stays down while the release is made.
+  options.reconnect_min = 500ms;
+  options.reconnect_max = 500ms;
+  auto client = Client::create(options);
+  auto lock = client->try_lock(key, 20s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  // Every client connection of the key's master but the fixture's own.
+  owner.command({"CLIENT", "KILL", "TYPE", "normal"});
+  const auto released = Clock::now();
+  (void)lock->unlock();
+  const auto gave_up = released + 5s;
+  while (!owner.command({"GET", key}).is_nil()) {
+    ASSERT_LT(Clock::now(), gave_up) << "the release was not sent again";
+    std::this_thread::sleep_for(20ms);
+  }
+  std::printf(
+      "released on the shard %lld ms after the failed release\n",
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - released).count()));
 }
 
 }  // namespace

@@ -252,5 +252,101 @@ TEST(MemberGuard, AWaiterGetsTheLockOnTheFirstAttemptAfterTheGuardEnds) {
   }
 }
 
+// A member of several servers (a cluster's shard masters): every combination of three
+// servers' states and every server answering (or none known), against the rule stated
+// plainly: the answering server's guard in full; another server that owns slots by its
+// restart or failover, by being the same server as another member's, and by not having
+// said who it is unless it is silent; a server that owns no slots not at all unless it
+// answered; with no server known, every server that owns slots in full.
+TEST(MemberGuard, AGrantOfAMemberOfSeveralServersIsJudgedByItsOwnServerAndTheOthersGuards) {
+  struct State {
+    const char* name;
+    MemberGuard guard;
+    bool owns;
+    bool silent;
+  };
+  MemberGuard unknown;
+  unknown.known = false;
+  MemberGuard restarted = guarded_until(t0 + 5s);
+  MemberGuard restarted_unknown = restarted;
+  restarted_unknown.known = false;
+  MemberGuard ended = guarded_until(t0 - 1s);
+  MemberGuard twice;
+  twice.same_server_as = "redis://127.0.0.1:7000";
+  const std::array<State, 9> states{{
+      {"clear", MemberGuard{}, true, false},
+      {"unknown", unknown, true, false},
+      {"unknown and silent", unknown, true, true},
+      {"restarted", restarted, true, false},
+      {"restarted, unknown and silent", restarted_unknown, true, true},
+      {"a guard that ended", ended, true, false},
+      {"the same server as another member", twice, true, false},
+      {"unknown, owning no slots", unknown, false, false},
+      {"restarted, owning no slots", restarted, false, false},
+  }};
+  const auto applies_in_full = [](const State& state) { return guarded(state.guard, t0); };
+  const auto applies_as_another = [](const State& state) {
+    if (!state.owns) return false;
+    if (!state.guard.same_server_as.empty() || t0 < state.guard.until) return true;
+    return !state.guard.known && !state.silent;
+  };
+  int cases = 0;
+  for (const auto& a : states) {
+    for (const auto& b : states) {
+      for (const auto& c : states) {
+        const std::array<const State*, 3> members{&a, &b, &c};
+        std::array<ServerGuard, 3> servers{};
+        for (std::size_t i = 0; i < 3; ++i) {
+          servers[i] = ServerGuard{&members[i]->guard, members[i]->owns, members[i]->silent};
+        }
+        for (std::size_t answered = 0; answered <= 3; ++answered) {
+          const std::size_t answered_by = answered == 3 ? unknown_server : answered;
+          bool expected = false;
+          for (std::size_t i = 0; i < 3; ++i) {
+            const State& state = *members[i];
+            if (answered_by == unknown_server) {
+              expected = expected || (state.owns && applies_in_full(state));
+            } else if (i == answered_by) {
+              expected = expected || applies_in_full(state);
+            } else {
+              expected = expected || applies_as_another(state);
+            }
+          }
+          MemberGuard out;
+          out.reason = "left from before";
+          guard_of_grant(servers, answered_by, out);
+          ++cases;
+          EXPECT_EQ(guarded(out, t0), expected)
+              << a.name << " / " << b.name << " / " << c.name << ", answered by "
+              << (answered == 3 ? std::string("none known") : std::to_string(answered));
+          // A guard says why.
+          if (guarded(out, t0) && out.known && out.same_server_as.empty()) {
+            EXPECT_FALSE(out.reason.empty());
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 9 * 9 * 9 * 4);
+}
+
+TEST(MemberGuard, AGrantInPartsIsJudgedByItsStrictestPart) {
+  MemberGuard unknown;
+  unknown.known = false;
+  MemberGuard twice;
+  twice.same_server_as = "redis://127.0.0.1:7000";
+  const MemberGuard soon = guarded_until(t0 + 1s);
+  const MemberGuard later = guarded_until(t0 + 5s);
+  const MemberGuard clear;
+  EXPECT_EQ(stricter_guard(&clear, &soon), &soon);
+  EXPECT_EQ(stricter_guard(&later, &soon), &later);
+  EXPECT_EQ(stricter_guard(&later, &twice), &twice);
+  EXPECT_EQ(stricter_guard(&unknown, &twice), &unknown);
+  EXPECT_EQ(stricter_guard(&twice, &unknown), &unknown);
+  // Null is the member's own guard, which covers every server.
+  EXPECT_EQ(stricter_guard(nullptr, &clear), nullptr);
+  EXPECT_EQ(stricter_guard(&unknown, nullptr), nullptr);
+}
+
 }  // namespace
 }  // namespace redlock::core

@@ -70,10 +70,13 @@ NodeReply combine_slot_replies(SlotCall call, std::vector<NodeReply>&& parts,
     return std::move(*chosen);
   }
   core::ReplicaAcks acks = parts.front().acks;
+  // The grant counts only if every shard that gave a part of it may be counted.
+  const core::MemberGuard* guard = parts.front().guard;
   bool fenced = true;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     acks.required = std::max(acks.required, parts[i].acks.required);
     acks.acked = std::min(acks.acked, parts[i].acks.acked);
+    guard = core::stricter_guard(guard, parts[i].guard);
     fenced =
         fenced && !parts[i].tokens.empty() && parts[i].tokens.size() == groups[i].positions.size();
   }
@@ -88,6 +91,7 @@ NodeReply combine_slot_replies(SlotCall call, std::vector<NodeReply>&& parts,
   }
   NodeReply combined = std::move(parts.front());
   combined.acks = acks;
+  combined.guard = guard;
   // Tokens that do not add up stay as the first slot gave them: too few for the set, which
   // the caller reports (Kind::token_count_mismatch).
   if (fenced) combined.tokens = std::move(tokens);

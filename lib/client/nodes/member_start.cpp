@@ -212,8 +212,15 @@ void MemberWatch::ask(net::Connection& connection) {
   connection.command(info, timeout_, [this, &connection](const net::ReplyView& view) {
     asking_ = false;
     // A dropped connection says nothing of the server: the next one asks again.
-    if (view.error == errc::connection_error || view.error == errc::cancelled) return;
-    if (view.error == errc::timeout) return ask(connection);
+    if (view.error == errc::connection_error || view.error == errc::cancelled) {
+      silent_ = true;
+      return;
+    }
+    if (view.error == errc::timeout) {
+      silent_ = true;
+      return ask(connection);
+    }
+    silent_ = false;
     const redisReply* reply = view.error ? nullptr : view.reply;
     std::optional<ServerIdentity> identity;
     if (reply != nullptr && reply->type == REDIS_REPLY_STRING) {
@@ -230,12 +237,14 @@ void MemberWatch::ask(net::Connection& connection) {
 
 void MemberWatch::ready(net::Connection& connection) {
   if (!start_.rules().any()) return;
+  silent_ = false;
   start_.connected(core::Clock::now());
   ask(connection);
 }
 
 void MemberWatch::appeared(net::Connection& connection) {
   if (!start_.rules().any()) return;
+  silent_ = false;
   start_.appeared(core::Clock::now());
   ask(connection);
 }

@@ -160,11 +160,15 @@ class MemberWatch {
   /// MemberStart::appeared, then asks.
   void appeared(net::Connection& connection);
   const core::MemberGuard& guard() const noexcept { return start_.guard(); }
+  /// Its last INFO ended without an answer (timed out, or the connection failed) and no
+  /// connection became ready since (core::ServerGuard::silent).
+  bool silent() const noexcept { return silent_; }
 
  private:
   MemberStart start_;
   std::chrono::milliseconds timeout_;
   bool asking_ = false;
+  bool silent_ = false;
 };
 
 /// "not counted: guarded for another 812 ms (run_id changed across a reconnect: ...)"

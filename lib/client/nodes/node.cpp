@@ -63,6 +63,13 @@ class RedisNode final : public Node {
       options.on_shard = [this](net::Connection& shard, const std::string& address,
                                 net::ShardEvent event) {
         shards_->on_shard(shard, address, event);
+        // A release lost with a shard's connection goes out again when that shard is
+        // back, not only when the home seed's connection is (on_ready below), which may
+        // never have dropped. On the next turn: the router is inside its own callback.
+        if (event == net::ShardEvent::ready && !unsent_releases_.empty()) {
+          if (!retry_timer_) retry_timer_ = Timer::create(loop_);
+          retry_timer_->start(std::chrono::milliseconds(0), [this] { resend_releases(); });
+        }
       };
     }
     // The connection calls this only while it is open, and it is closed before this node
@@ -132,6 +139,12 @@ class RedisNode final : public Node {
 
   void require_replica_acks(int replicas) override { replicas_to_ack_ = replicas; }
 
+  // A cluster member's grant is judged by the guard of the shard that gave it
+  // (client/nodes/shard_watch.hpp); a member of one server needs nothing per reply.
+  void attribute(NodeReply& reply, const net::ReplyView& view) const {
+    if (shards_) reply.guard = shards_->guard_for(view.server);
+  }
+
   void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
                bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,
                NodeCallback done) override {
@@ -144,9 +157,11 @@ class RedisNode final : public Node {
     const std::array<std::string_view, 2> keys{key, fence_key};
     const std::array<std::string_view, 3> args{value, ttl_text(ttl), fencing ? "1" : "0"};
     submit(scripts::acquire(), keys, args, timeout,
-           [done = acks.callback(), where = &where_](const net::ReplyView& view) {
+           [this, done = acks.callback()](const net::ReplyView& view) {
              if (view.error) return done(failed_call(view));
-             done(interpret_acquire_script(view.reply, *where));
+             NodeReply reply = interpret_acquire_script(view.reply, where_);
+             attribute(reply, view);
+             done(std::move(reply));
            });
   }
 
@@ -253,6 +268,7 @@ class RedisNode final : public Node {
     calls_[slot].interpret = interpret;
     connection_->eval(script, keys, args, timeout, [this, slot](const net::ReplyView& view) {
       NodeReply reply = view.error ? failed_call(view) : calls_[slot].interpret(view.reply, where_);
+      attribute(reply, view);
       finish_call(slot, std::move(reply));
     });
   }
@@ -435,6 +451,7 @@ class RedisNode final : public Node {
       return finish_call(slot);
     }
     call.reply = set_reply(answer, view, where_);
+    attribute(call.reply, view);
     if (answer == SetAnswer::held && !call.ttl_asked && connection_) {
       call.ttl_asked = true;
       ++call.replies_due;
@@ -568,8 +585,10 @@ class RedisNode final : public Node {
   }
 
   net::ReplyCallback owner_checked(const char* operation, NodeCallback done) const {
-    return [done = std::move(done), where = &where_, operation](const net::ReplyView& view) {
-      done(owner_checked_reply(operation, view, *where));
+    return [this, done = std::move(done), operation](const net::ReplyView& view) {
+      NodeReply reply = owner_checked_reply(operation, view, where_);
+      attribute(reply, view);
+      done(std::move(reply));
     };
   }
 

@@ -55,6 +55,10 @@ struct NodeReply {
   /// A failure before the command left this client (net::ReplyView::unsent): the node
   /// surely did not apply it.
   bool unsent = false;
+  /// The guard of the server that answered, where the member has several (a Redis
+  /// Cluster's shard masters, client/nodes/shard_watch.hpp); null: the member's,
+  /// Node::guard(). Valid while the node lives.
+  const core::MemberGuard* guard = nullptr;
 };
 
 using NodeCallback = std::function<void(NodeReply&&)>;

@@ -34,22 +34,29 @@ void ShardWatch::watch(Shard& shard) {
   }
 }
 
+std::span<const core::ServerGuard> ShardWatch::server_guards() const {
+  server_guards_.resize(shards_.size());
+  for (std::size_t i = 0; i < shards_.size(); ++i) {
+    const Shard& shard = shards_[i];
+    server_guards_[i] =
+        shard.watch ? core::ServerGuard{&shard.watch->guard(), shard.owns, shard.watch->silent()}
+                    : core::ServerGuard{};
+  }
+  return server_guards_;
+}
+
 const core::MemberGuard& ShardWatch::guard() const noexcept {
-  const core::MemberGuard* chosen = nullptr;
-  for (const auto& shard : shards_) {
-    if (!shard.watch || !shard.owns) continue;
-    const auto& one = shard.watch->guard();
-    if (!one.known || !one.same_server_as.empty()) {
-      chosen = &one;
-      break;
-    }
-    if (chosen == nullptr || one.until > chosen->until) chosen = &one;
+  core::guard_of_grant(server_guards(), core::unknown_server, combined_);
+  return combined_;
+}
+
+const core::MemberGuard* ShardWatch::guard_for(const net::Connection* server) const {
+  for (std::size_t i = 0; i < shards_.size(); ++i) {
+    if (shards_[i].connection != server) continue;
+    core::guard_of_grant(server_guards(), i, *shards_[i].of_grant);
+    return shards_[i].of_grant.get();
   }
-  if (chosen == nullptr) {
-    combined_ = {};
-    return combined_;
-  }
-  return *chosen;
+  return &guard();
 }
 
 }  // namespace redlock::detail

@@ -140,19 +140,21 @@ void start_inspect(const std::shared_ptr<Engine>& engine, std::string key,
                          [&](const std::unique_ptr<Node>& each) { return each.get() == &node; }) -
             nodes.begin());
         const std::array<std::string_view, 1> keys{key};
-        node.run_family_script(scripts::key_inspect(), keys, {}, node_timeout,
-                               &interpret_inspect_reply,
-                               [views, index, &node, reply = std::move(reply)](NodeReply answer) {
-                                 auto& view = (*views)[index];
-                                 view.served_by = node.serving();
-                                 const auto now = core::Clock::now();
-                                 if (core::guarded(node.guard(), now)) {
-                                   view.guard = guarded_detail(node.guard(), now);
-                                 }
-                                 view.kind = answer.kind;
-                                 view.holders = std::move(answer.holders);
-                                 reply(std::move(answer));
-                               });
+        node.run_family_script(
+            scripts::key_inspect(), keys, {}, node_timeout, &interpret_inspect_reply,
+            [views, index, &node, reply = std::move(reply)](NodeReply answer) {
+              auto& view = (*views)[index];
+              view.served_by = node.serving();
+              const auto now = core::Clock::now();
+              // The key's server's, where the member has several.
+              const auto& guard = answer.guard != nullptr ? *answer.guard : node.guard();
+              if (core::guarded(guard, now)) {
+                view.guard = guarded_detail(guard, now);
+              }
+              view.kind = answer.kind;
+              view.holders = std::move(answer.holders);
+              reply(std::move(answer));
+            });
       },
       vote_owner_action,
       [engine, views, key, done = std::move(done)](RoundResult& round) {

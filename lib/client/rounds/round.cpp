@@ -102,7 +102,7 @@ struct RoundState {
     auto vote = rule(reply.status);
     // A release's "gone" is no grant: a member that lost the key has let it go too.
     if (vote == core::Vote::granted && rule != vote_gone && nodes != nullptr) {
-      vote = counted_vote(index, now, reply.acks, outcome);
+      vote = counted_vote(index, now, reply.guard, reply.acks, outcome);
     }
     quorum.record(static_cast<int>(index), vote, reply.token);
     if (vote == core::Vote::granted) merge_tokens(reply.tokens);
@@ -132,9 +132,10 @@ struct RoundState {
   // The grant of a member in its guard period, or one that too few of its replicas
   // acknowledged, is not counted (core/member_guard.hpp); its outcome says so: until when,
   // or the node's account of the WAIT.
-  core::Vote counted_vote(std::size_t index, core::Clock::time_point now, core::ReplicaAcks acks,
+  core::Vote counted_vote(std::size_t index, core::Clock::time_point now,
+                          const core::MemberGuard* of_server, core::ReplicaAcks acks,
                           NodeOutcome& outcome) {
-    const auto& guard = (*nodes)[index]->guard();
+    const auto& guard = of_server != nullptr ? *of_server : (*nodes)[index]->guard();
     const auto vote = core::counted_vote(core::Vote::granted, guard, acks, now);
     if (vote != core::Vote::granted) {
       outcome.counted = false;
