@@ -91,6 +91,35 @@ TEST(KeySetSlots, TheFewestReplicaAcknowledgementsCount) {
   EXPECT_EQ(combined.acks.acked, 0) << "one slot's grant unacknowledged: the set's is too";
 }
 
+TEST(KeySetSlots, TheStrictestShardsGuardJudgesTheSetsGrant) {
+  const auto groups = slot_groups({"a", "b", "c"}, true);
+  ASSERT_EQ(groups.size(), 3u);
+  core::MemberGuard clear;
+  core::MemberGuard restarted;
+  restarted.until = core::Clock::now() + std::chrono::hours(1);
+  restarted.reason = "run_id changed";
+  core::MemberGuard unknown;
+  unknown.known = false;
+  // Every position of the strictest part, so that neither the first nor the last wins by
+  // its place.
+  for (std::size_t strict = 0; strict < groups.size(); ++strict) {
+    std::vector<NodeReply> parts;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      parts.push_back(reply(NodeStatus::granted));
+      parts.back().guard = i == strict ? &unknown : (i % 2 ? &restarted : &clear);
+    }
+    auto combined = combine_slot_replies(SlotCall::acquire, std::move(parts), groups, 3);
+    EXPECT_EQ(combined.guard, &unknown) << "the strictest part is slot group " << strict;
+  }
+  // One part of a member-wide guard (no shard known): the member's guard judges it.
+  auto with_member =
+      replies({reply(NodeStatus::granted), reply(NodeStatus::granted), reply(NodeStatus::granted)});
+  with_member[0].guard = &clear;
+  with_member[2].guard = &restarted;
+  EXPECT_EQ(combine_slot_replies(SlotCall::acquire, std::move(with_member), groups, 3).guard,
+            nullptr);
+}
+
 TEST(KeySetSlots, TokensThatDoNotAddUpAreLeftShort) {
   const auto groups = slot_groups({"a", "b"}, true);
   auto combined = combine_slot_replies(
