@@ -55,6 +55,15 @@ struct ClusterRouter::Request {
   ReplyCallback done;
   bool redirected = false;
   Shard* sent_to = nullptr;  // whose answer is awaited: it names the shard in details
+  std::int32_t slot = -1;    // a keyed command's, once routed by the map
+  // Keyed commands in flight, linked through the router (in_flight_), so that a command
+  // made after its slot's owner changed does not overtake one made before (in_order).
+  Request* previous = nullptr;
+  Request* next = nullptr;
+  bool tracked = false;
+  // Sent to a server the map no longer names as its slot's owner: it will come back
+  // redirected, and the slot's later commands follow it there.
+  bool stale = false;
 
   void keep(std::span<const std::string_view> argv, const SharedCommand* shared) {
     if (shared != nullptr && !shared->bytes.empty()) {
@@ -217,8 +226,8 @@ void ClusterRouter::tell(Shard& shard, ShardEvent event) {
   if (options_.on_shard && !closed_) options_.on_shard(*shard.connection, shard.address, event);
 }
 
-ClusterRouter::Shard& ClusterRouter::route(std::string_view key, bool keyed,
-                                           SharedCommand* shared) {
+ClusterRouter::Shard& ClusterRouter::route(std::string_view key, bool keyed, SharedCommand* shared,
+                                           std::int32_t* routed_slot) {
   if (!keyed || !map_known_) return home();
   std::uint16_t slot = 0;
   if (shared == nullptr) {
@@ -227,6 +236,7 @@ ClusterRouter::Shard& ClusterRouter::route(std::string_view key, bool keyed,
     if (shared->slot < 0) shared->slot = key_slot(key);
     slot = static_cast<std::uint16_t>(shared->slot);
   }
+  if (routed_slot != nullptr) *routed_slot = slot;
   const std::int32_t owner = map_.owner_index(slot);
   if (owner < 0) return home();
   const auto index = static_cast<std::size_t>(owner);
@@ -249,8 +259,11 @@ void ClusterRouter::submit_command(std::span<const std::string_view> argv,
     request->keep(argv, nullptr);
     return wait_for_map(request);
   }
-  Shard& target = route(request->keyed ? argv[1] : std::string_view(), request->keyed, shared);
+  Shard& target = in_order(
+      route(request->keyed ? argv[1] : std::string_view(), request->keyed, shared, &request->slot),
+      request);
   request->sent_to = &target;
+  track(request);
   target.connection->command(
       argv, timeout, [this, request](const ReplyView& view) { on_reply(request, view); }, shared);
   // After the connection took it, so that the round's encoding exists: the callback runs
@@ -277,12 +290,63 @@ void ClusterRouter::submit_eval(const scripts::Script& script,
     request->keep_script(numkeys, keys, args, nullptr);
     return wait_for_map(request);
   }
-  Shard& target = route(request->keyed ? keys.front() : std::string_view(), request->keyed, shared);
+  Shard& target = in_order(route(request->keyed ? keys.front() : std::string_view(), request->keyed,
+                                 shared, &request->slot),
+                           request);
   request->sent_to = &target;
+  track(request);
   target.connection->eval(
       script, keys, args, timeout,
       [this, request](const ReplyView& view) { on_reply(request, view); }, shared);
   request->keep_script(numkeys, keys, args, shared);  // after eval(), as in submit_command
+}
+
+void ClusterRouter::track(Request* request) {
+  if (request->tracked || request->slot < 0) return;
+  request->tracked = true;
+  request->previous = nullptr;
+  request->next = in_flight_;
+  if (in_flight_ != nullptr) in_flight_->previous = request;
+  in_flight_ = request;
+}
+
+void ClusterRouter::untrack(Request* request) {
+  if (request->stale) {
+    request->stale = false;
+    --stale_;
+  }
+  if (!request->tracked) return;
+  request->tracked = false;
+  if (request->previous != nullptr) request->previous->next = request->next;
+  if (request->next != nullptr) request->next->previous = request->previous;
+  if (in_flight_ == request) in_flight_ = request->next;
+  request->previous = request->next = nullptr;
+}
+
+ClusterRouter::Shard& ClusterRouter::in_order(Shard& target, Request* request) {
+  if (stale_ == 0 || request->slot < 0) return target;
+  for (Request* earlier = in_flight_; earlier != nullptr; earlier = earlier->next) {
+    if (!earlier->stale || earlier->slot != request->slot) continue;
+    // Behind it on the same connection: redirected after it, so re-sent after it.
+    request->stale = true;
+    ++stale_;
+    return *earlier->sent_to;
+  }
+  return target;
+}
+
+void ClusterRouter::mark_stale() {
+  for (Request* request = in_flight_; request != nullptr; request = request->next) {
+    // A redirected command went where the cluster said; ASK does not change the map.
+    if (request->stale || request->redirected) continue;
+    const std::int32_t owner = map_.owner_index(static_cast<std::uint16_t>(request->slot));
+    if (owner < 0) continue;
+    if (&master_shard(map_.masters()[static_cast<std::size_t>(owner)]) == request->sent_to) {
+      continue;
+    }
+    request->stale = true;
+    ++stale_;
+  }
 }
 
 ClusterRouter::Request* ClusterRouter::take_request() {
@@ -295,11 +359,13 @@ ClusterRouter::Request* ClusterRouter::take_request() {
 void ClusterRouter::answer(Request* request, const ReplyView& view) {
   ReplyView answered = view;
   if (request->sent_to != nullptr) answered.server = request->sent_to->connection.get();
+  untrack(request);
   ReplyCallback done = std::move(request->done);
   request->done = nullptr;
   request->script = nullptr;
   request->redirected = false;
   request->sent_to = nullptr;
+  request->slot = -1;
   // Put back first: the callback may submit the next command, which takes it again.
   spare_.emplace_back(request);
   done(answered);
@@ -338,6 +404,7 @@ void ClusterRouter::follow(Request* request, const Redirect& redirect,
     map_.move(redirect.slot, ShardMaster{host, redirect.port, 0, {}});
     owner_shards_.clear();
     map_known_ = true;
+    mark_stale();
     refresh_map();
   }
   Shard& target = shard(host, redirect.port);
@@ -363,6 +430,11 @@ void ClusterRouter::resend(Request* request, Shard& target, bool asking, const s
     target.connection->command(asking_command, left, [](const ReplyView&) {});
   }
   request->sent_to = &target;
+  if (request->stale) {
+    request->stale = false;
+    --stale_;
+  }
+  track(request);
   target.connection->command(argv, left,
                              [this, request](const ReplyView& view) { on_reply(request, view); });
 }
@@ -423,7 +495,7 @@ void ClusterRouter::flush_waiting() {
   for (Request* request : waiting) {
     // The map is here: what a command may wait now is its own round trip.
     request->deadline = std::min(request->deadline, now + request->timeout);
-    resend(request, route(request->key(), true, nullptr), false,
+    resend(request, route(request->key(), true, nullptr, &request->slot), false,
            where_ + ": no time left after the slot map came");
   }
 }
@@ -488,6 +560,7 @@ void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shard
   map_ = std::move(*map);
   owner_shards_.clear();
   map_known_ = true;
+  mark_stale();
   std::string shards;
   for (const auto& master : map_.masters()) {
     shards += (shards.empty() ? "" : ", ") + describe_address(master.host, master.port);

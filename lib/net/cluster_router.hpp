@@ -21,7 +21,8 @@
 //
 // Commands for a key wait for the first slot map (or its failure) before they are sent,
 // each within its own deadline, so that two commands for one key (an acquire and its
-// release) reach its owner in the order they were made. A MOVED
+// release) reach its owner in the order they were made; so do they when the slot's owner
+// changes while some are in flight (in_order). A MOVED
 // reply updates the slot's owner at once and starts a fresh CLUSTER SHARDS (CLUSTER SLOTS
 // where SHARDS is unknown), then the command is sent once more to the new owner, within
 // its own deadline; an ASK sends ASKING and the command once to the named server, without
@@ -93,8 +94,19 @@ class ClusterRouter final : public Connection {
   Shard& shard(const std::string& host, std::uint16_t port);
   Shard& home() { return *shards_.front(); }
   // The shard of `key`'s slot; the slot is kept in `shared` (when given) for the other
-  // members of the round.
-  Shard& route(std::string_view key, bool keyed, SharedCommand* shared);
+  // members of the round, and in `routed_slot` (when given) when the map named it.
+  Shard& route(std::string_view key, bool keyed, SharedCommand* shared,
+               std::int32_t* routed_slot = nullptr);
+  // A slot's commands reach its owner in the order they were made, also when the owner
+  // changes with some in flight: a command whose slot has one in flight to the old owner
+  // (stale) is sent there too, to be redirected behind it, rather than to the new owner
+  // ahead of it (a release would otherwise find nothing, and the acquire re-sent after it
+  // would keep the key for its whole TTL). Costs nothing while no command is stale.
+  Shard& in_order(Shard& target, Request* request);
+  void track(Request* request);
+  void untrack(Request* request);
+  // After the map changed: commands in flight to a server that no longer owns their slot.
+  void mark_stale();
   Shard& master_shard(const ShardMaster& master);
   // ConnectionOptions::on_shard.
   void tell(Shard& shard, ShardEvent event);
@@ -146,6 +158,8 @@ class ClusterRouter final : public Connection {
   Request* take_request();
   void answer(Request* request, const ReplyView& view);
   std::vector<Request*> waiting_;         // keyed commands made before the map
+  Request* in_flight_ = nullptr;          // keyed commands routed and not answered yet
+  std::size_t stale_ = 0;                 // of those, sent to a former owner
   RouterTimer* timer_ = nullptr;          // their deadlines; closed in shutdown
   RouterTimer* refresh_timer_ = nullptr;  // refresh_soon(); closed in shutdown
   bool refreshing_ = false;

@@ -343,5 +343,66 @@ TEST(ClusterShardFaults, AReleaseLostWithItsShardsConnectionIsSentAgainWhenTheSh
           std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - released).count()));
 }
 
+// A release must not overtake its own acquire when the key's slot moves with the acquire
+// in flight: the acquire, held up at the old owner, comes back MOVED and is re-sent to the
+// new owner. A release made after the client learned the new owner went straight there,
+// found nothing, and the acquire re-sent after it kept the key for its whole TTL. Three
+// members (the cluster and two standalone masters) so that the lock is held while the
+// cluster's acquire is still in flight.
+TEST(ClusterShardFaults, AReleaseDoesNotOvertakeItsAcquireWhenTheSlotMoves) {
+  test::ShardedCluster cluster({.server_args = {"--cluster-require-full-coverage", "no"}});
+  test::RedisServer first;
+  test::RedisServer second;
+  const std::string key = key_off_the_seed(cluster, "overtaken:");
+  test::RedisServer& old_owner = cluster.owner_of(key);
+  // A key of a slot another master owns: its MOVED makes the client read the new map.
+  std::string other_key;
+  for (int i = 0; other_key.empty() || &cluster.owner_of(other_key) == &old_owner; ++i) {
+    other_key = "mover:" + std::to_string(i);
+  }
+  test::RedisServer* new_owner = nullptr;
+  for (std::size_t i = 0; i < cluster.servers(); ++i) {
+    auto& server = cluster.server(i);
+    if (&server != &old_owner && &server != &cluster.owner_of(other_key)) new_owner = &server;
+  }
+  ASSERT_NE(new_owner, nullptr);
+  const auto slot_of = [&](const std::string& name) {
+    return static_cast<std::uint16_t>(
+        cluster.server(0).command({"CLUSTER", "KEYSLOT", name}).integer);
+  };
+  Options options;
+  options.nodes = {cluster.url(), first.url(), second.url()};
+  options.node_timeout = 2s;  // the acquire held up at the old owner outlives the pause
+  options.member_guard.observed_restarts = false;
+  auto client = Client::create(options);
+  for (const auto& warm : {key, other_key}) {
+    auto met = client->try_lock(warm, 10s);
+    ASSERT_TRUE(met) << met.error().message();
+    ASSERT_TRUE(met->unlock());
+  }
+  cluster.move_slot(slot_of(key), *new_owner);
+  cluster.move_slot(slot_of(other_key), *new_owner);
+
+  old_owner.pause();
+  struct Resume {
+    test::RedisServer& server;
+    ~Resume() { server.resume(); }
+  } resume{old_owner};
+  // Granted by the two standalone masters; the cluster's acquire waits at the old owner.
+  auto lock = client->try_lock(key, 10s);
+  ASSERT_TRUE(lock) << lock.error().message();
+  {
+    auto moved = client->try_lock(other_key, 10s);
+    ASSERT_TRUE(moved) << moved.error().message();
+    ASSERT_TRUE(moved->unlock());
+  }
+  std::this_thread::sleep_for(300ms);  // the map the MOVED asked for
+  EXPECT_TRUE(lock->unlock());
+  old_owner.resume();
+  std::this_thread::sleep_for(1s);
+  EXPECT_TRUE(new_owner->command({"GET", key}).is_nil())
+      << "the acquire re-sent after the release kept the key on the new owner";
+}
+
 }  // namespace
 }  // namespace redlock
