@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "net/closing.hpp"
@@ -64,6 +66,10 @@ struct ClusterRouter::Request {
   // Sent to a server the map no longer names as its slot's owner: it will come back
   // redirected, and the slot's later commands follow it there.
   bool stale = false;
+  // The refusal of the ASKING sent ahead of a resend (an ACL user without +asking): the
+  // command then answers MOVED back to the owner, which names nothing of the cause. Shared
+  // with ASKING's callback, which may outlive the request.
+  std::shared_ptr<std::string> asking_refused;
 
   void keep(std::span<const std::string_view> argv, const SharedCommand* shared) {
     if (shared != nullptr && !shared->bytes.empty()) {
@@ -366,6 +372,7 @@ void ClusterRouter::answer(Request* request, const ReplyView& view) {
   request->redirected = false;
   request->sent_to = nullptr;
   request->slot = -1;
+  request->asking_refused.reset();
   // Put back first: the callback may submit the next command, which takes it again.
   spare_.emplace_back(request);
   done(answered);
@@ -382,6 +389,11 @@ void ClusterRouter::on_reply(Request* request, const ReplyView& view) {
                            address + ": " + std::string(view.detail));
   }
   if (request->redirected) {
+    if (request->asking_refused && !request->asking_refused->empty()) {
+      return answer(request,
+                    ReplyView{view.error, address + ": ASKING refused: " + *request->asking_refused,
+                              view.reply});
+    }
     const std::string detail = address + ": " + std::string(view.detail) +
                                " (a second redirection; the slot map is being refreshed)";
     refresh_map();
@@ -427,7 +439,11 @@ void ClusterRouter::resend(Request* request, Shard& target, bool asking, const s
   request->words(argv);
   if (asking) {
     const std::array<std::string_view, 1> asking_command{"ASKING"};
-    target.connection->command(asking_command, left, [](const ReplyView&) {});
+    auto refused = std::make_shared<std::string>();
+    request->asking_refused = refused;
+    target.connection->command(asking_command, left, [refused](const ReplyView& view) {
+      if (view.error == errc::redis_error) refused->assign(view.detail);
+    });
   }
   request->sent_to = &target;
   if (request->stale) {

@@ -49,6 +49,8 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
   data.extra_args = {"--repl-diskless-sync-delay", "0"};
   data.tls_only = options_.tls;
   if (options_.tls) data.extra_args.insert(data.extra_args.end(), {"--tls-replication", "yes"});
+  data.extra_args.insert(data.extra_args.end(), options_.server_args.begin(),
+                         options_.server_args.end());
   servers_.push_back(std::make_unique<RedisServer>(data));
   const std::string master_port = std::to_string(servers_[0]->port());
   for (std::size_t i = 0; i < options_.replicas; ++i) {
@@ -63,6 +65,8 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
     sentinel.password = options_.sentinel_password;
     sentinel.tls_only = options_.tls;
     if (options_.tls) sentinel.extra_args = {"--tls-replication", "yes"};
+    sentinel.extra_args.insert(sentinel.extra_args.end(), options_.sentinel_args.begin(),
+                               options_.sentinel_args.end());
     sentinels_.push_back(std::make_unique<RedisServer>(sentinel));
   }
   wait_sentinels_ready();

@@ -32,6 +32,11 @@ struct SentinelGroupOptions {
   /// and the sentinels' links to the servers and to each other are TLS too; url() becomes
   /// rediss-sentinel://.
   bool tls = false;
+  /// Appended to every data server's command line (RedisServerOptions::extra_args).
+  std::vector<std::string> server_args;
+  /// Appended to every sentinel's command line: `--user ...` there is a user of the
+  /// sentinels' own ACL.
+  std::vector<std::string> sentinel_args;
 };
 
 class SentinelGroup {
