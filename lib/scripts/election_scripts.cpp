@@ -3,12 +3,17 @@
 namespace redlock::scripts {
 namespace {
 
-// GET under pcall, as the other owner checks: a key of another type is "not ours". The
+// GET under pcall, as the other owner checks: a key of another type is "not ours", any
+// other refusal of the GET the script's error (lock_scripts.cpp). The
 // announcement goes where releases go (lock_scripts.cpp: PUBLISH, or on a cluster member
 // SPUBLISH with PUBLISH where a server has none), so observers hear it on the same
 // subscription.
 constexpr std::string_view proclaim_source = R"lua(
-if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
+local holder = redis.pcall('GET', KEYS[1])
+if holder ~= ARGV[1] then
+  if type(holder) == 'table' and not string.find(holder['err'], 'WRONGTYPE', 1, true) then
+    return holder
+  end
   return 0
 end
 redis.call('SET', KEYS[2], ARGV[2])

@@ -313,7 +313,13 @@ return granted
 constexpr std::string_view multi_fence_source = R"lua(
 local n = #KEYS / 2
 for i = 1, n do
-  if redis.pcall('GET', KEYS[i]) ~= ARGV[1] then return {0} end
+  local holder = redis.pcall('GET', KEYS[i])
+  if holder ~= ARGV[1] then
+    if type(holder) == 'table' and not string.find(holder['err'], 'WRONGTYPE', 1, true) then
+      return holder
+    end
+    return {0}
+  end
 end
 for i = 1, n do
   if tonumber(redis.call('GET', KEYS[n + i]) or '0') < tonumber(ARGV[i + 1]) then
@@ -327,7 +333,13 @@ return {1}
 // here is not held here, and no key is revived.
 constexpr std::string_view multi_extend_source = R"lua(
 for i = 1, #KEYS do
-  if redis.pcall('GET', KEYS[i]) ~= ARGV[1] then return {0} end
+  local holder = redis.pcall('GET', KEYS[i])
+  if holder ~= ARGV[1] then
+    if type(holder) == 'table' and not string.find(holder['err'], 'WRONGTYPE', 1, true) then
+      return holder
+    end
+    return {0}
+  end
 end
 for i = 1, #KEYS do
   redis.call('PEXPIRE', KEYS[i], ARGV[2])
@@ -339,10 +351,13 @@ return {1}
 constexpr std::string_view multi_release_source = R"lua(
 local deleted = 0
 for i = 1, #KEYS do
-  if redis.pcall('GET', KEYS[i]) == ARGV[1] then
+  local holder = redis.pcall('GET', KEYS[i])
+  if holder == ARGV[1] then
     redis.call('DEL', KEYS[i])
     announce(KEYS[i])
     deleted = deleted + 1
+  elseif type(holder) == 'table' and not string.find(holder['err'], 'WRONGTYPE', 1, true) then
+    return holder
   end
 end
 if deleted > 0 then return {1} end

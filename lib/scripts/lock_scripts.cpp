@@ -22,7 +22,10 @@ Script make(std::string_view name, std::string_view source) {
 
 // GET runs under pcall: on a key of another type (a semaphore, family_scripts.hpp) it
 // fails with WRONGTYPE, which the owner checks read as "not ours" and the acquire reports
-// with the key's TYPE (called only then, so a lock-only ACL user needs no +type).
+// with the key's TYPE (called only then, so a lock-only ACL user needs no +type). Any
+// other failure of it (an ACL user without +get) is the owner checks' answer, an error
+// naming the refusal: read as "not ours", a release would report success and leave the
+// key held until its TTL ends.
 // GET before SET NX would be racy outside a script; inside, the whole body is atomic.
 constexpr std::string_view acquire_source = R"lua(
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -43,10 +46,14 @@ return {0, redis.call('PTTL', KEYS[1]), holder or ''}
 // (bench/script-cost --counted: 23,351 instructions per announced release with the flag,
 // 21,833 without). Each takes the value alone.
 constexpr std::string_view release_source = R"lua(
-if redis.pcall('GET', KEYS[1]) == ARGV[1] then
+local holder = redis.pcall('GET', KEYS[1])
+if holder == ARGV[1] then
   redis.call('DEL', KEYS[1])
   redis.call('PUBLISH', KEYS[1] .. ':released', ARGV[1])
   return 1
+end
+if type(holder) == 'table' and not string.find(holder['err'], 'WRONGTYPE', 1, true) then
+  return holder
 end
 return 0
 )lua";
@@ -57,34 +64,50 @@ return 0
 // without SPUBLISH (before Redis 7.0) PUBLISHes on it instead, and the key is released
 // either way.
 constexpr std::string_view shard_release_source = R"lua(
-if redis.pcall('GET', KEYS[1]) == ARGV[1] then
+local holder = redis.pcall('GET', KEYS[1])
+if holder == ARGV[1] then
   redis.call('DEL', KEYS[1])
   if type(redis.pcall('SPUBLISH', ARGV[2], ARGV[1])) == 'table' then
     redis.call('PUBLISH', ARGV[2], ARGV[1])
   end
   return 1
 end
+if type(holder) == 'table' and not string.find(holder['err'], 'WRONGTYPE', 1, true) then
+  return holder
+end
 return 0
 )lua";
 
 constexpr std::string_view quiet_release_source = R"lua(
-if redis.pcall('GET', KEYS[1]) == ARGV[1] then
+local holder = redis.pcall('GET', KEYS[1])
+if holder == ARGV[1] then
   redis.call('DEL', KEYS[1])
   return 1
+end
+if type(holder) == 'table' and not string.find(holder['err'], 'WRONGTYPE', 1, true) then
+  return holder
 end
 return 0
 )lua";
 
 constexpr std::string_view extend_source = R"lua(
-if redis.pcall('GET', KEYS[1]) == ARGV[1] then
+local holder = redis.pcall('GET', KEYS[1])
+if holder == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if type(holder) == 'table' and not string.find(holder['err'], 'WRONGTYPE', 1, true) then
+  return holder
 end
 return 0
 )lua";
 
 // Lua numbers are doubles: tokens stay exact up to 2^53, far beyond any real counter.
 constexpr std::string_view fence_source = R"lua(
-if redis.pcall('GET', KEYS[1]) ~= ARGV[1] then
+local holder = redis.pcall('GET', KEYS[1])
+if holder ~= ARGV[1] then
+  if type(holder) == 'table' and not string.find(holder['err'], 'WRONGTYPE', 1, true) then
+    return holder
+  end
   return 0
 end
 local current = tonumber(redis.call('GET', KEYS[2]) or '0')

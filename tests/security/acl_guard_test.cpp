@@ -158,5 +158,33 @@ TEST(AclGuard, AUserWithoutInfoTakesEveryReconnectForARestartAndSaysSoOnce) {
   EXPECT_EQ(told, 5) << ::testing::PrintToString(*lines);
 }
 
+// The owner checks read the lock under pcall so that a key of another kind is "not
+// ours"; a GET the user may not run must not read so too: an unlock would report success
+// and leave the key held until its TTL ends. Every owner-checked call reports the
+// refusal, naming the node, and the key is still ours to release once the rule is fixed.
+TEST(AclGuard, AUserWithoutGetIsToldSoByEveryOwnerCheckedCall) {
+  RedisCluster cluster(3, nodes_with(security_test::lock_user_arguments_without("+get")));
+  auto options = locker_options(cluster);
+  options.member_guard.observed_restarts = false;
+  auto client = Client::create(options);
+  auto lock = client->lock("lock:no-get", {.ttl = 10s});
+  ASSERT_TRUE(lock) << lock.error().message();
+  const std::string refused = "can't run this command or subcommand";
+  auto extended = lock->extend(10s);
+  ASSERT_FALSE(extended) << "extend succeeded without reading the lock";
+  EXPECT_NE(extended.error().message().find(refused), std::string::npos)
+      << extended.error().message();
+  EXPECT_NE(extended.error().message().find("127.0.0.1:" + std::to_string(cluster[0].port())),
+            std::string::npos)
+      << extended.error().message();
+  auto released = lock->unlock();
+  ASSERT_FALSE(released) << "unlock reported success and left the key held";
+  EXPECT_NE(released.error().message().find(refused), std::string::npos)
+      << released.error().message();
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    EXPECT_EQ(cluster[i].command({"EXISTS", "lock:no-get"}).integer, 1) << "node " << i;
+  }
+}
+
 }  // namespace
 }  // namespace redlock

@@ -225,9 +225,6 @@ enum class Symptom {
   // Nothing fails and nothing is reported, but the waiter is woken only by its retry
   // timer: a refused SUBSCRIBE or SSUBSCRIBE is taken for no announcement.
   polls,
-  // The scripts read the lock with a protected GET, so a refused GET reads as another
-  // holder: extend and the fencing write-back fail as "not held", naming no refusal.
-  not_held,
 };
 
 struct Expected {
@@ -239,6 +236,9 @@ struct Expected {
 };
 
 const std::string script_refused = "can't run this command or subcommand script";
+// The owner checks read the lock under pcall (a key of another kind is "not ours") and
+// answer any other refusal as the script's error, which then names no script.
+const std::string owner_check_refused = "can't run this command or subcommand";
 
 void expect(const Expected& expected, const Told& told, std::string node) {
   if (!expected.node.empty()) node = expected.node;
@@ -263,14 +263,6 @@ void expect(const Expected& expected, const Told& told, std::string node) {
       EXPECT_TRUE(told.failed.empty() && told.misconfigured.empty() && told.warnings.empty());
       EXPECT_EQ(told.unreported.size(), 1u);
       break;
-    case Symptom::not_held: {
-      bool not_held = false;
-      for (const auto& line : told.failed) {
-        not_held = not_held || line.find(": not held") != std::string::npos;
-      }
-      EXPECT_TRUE(not_held);
-      break;
-    }
   }
 }
 
@@ -349,7 +341,7 @@ TEST_F(AclSentinelMember, EachWordOfTheMastersRuleIsNeededOrAFallback) {
       {"&lock:*", Symptom::named, "can't publish to the channel"},
       {"+evalsha", Symptom::named, "no permissions to run the 'evalsha' command"},
       {"+eval", Symptom::named, "no permissions to run the 'eval' command"},
-      {"+get", Symptom::not_held, ""},
+      {"+get", Symptom::named, owner_check_refused},
       {"+set", Symptom::named, "no permissions to run the 'set' command"},
       {"+del", Symptom::named, script_refused},
       {"+pexpire", Symptom::named, script_refused},
@@ -416,7 +408,8 @@ TEST_F(AclSentinelMember, AFailoverIsGuardedAsTheLockUser) {
   while (refusal.find("guarded for another") == std::string::npos && Clock::now() - switched < 5s) {
     auto probe = contender->try_lock("lock:guard", 3s);
     if (probe) {
-      ASSERT_TRUE(probe->unlock());
+      // Granted by the old master; the release may reach the new one, which never had it.
+      (void)probe->unlock();
     } else {
       refusal = probe.error().message();
     }
@@ -505,7 +498,7 @@ TEST_F(AclClusterMember, EachWordOfTheRuleIsNeededOrAFallback) {
       {"&{lock:*", Symptom::named, script_refused},
       {"+evalsha", Symptom::named, "no permissions to run the 'evalsha' command"},
       {"+eval", Symptom::named, "no permissions to run the 'eval' command"},
-      {"+get", Symptom::not_held, ""},
+      {"+get", Symptom::named, owner_check_refused},
       {"+set", Symptom::named, "no permissions to run the 'set' command"},
       {"+del", Symptom::named, script_refused},
       {"+pexpire", Symptom::named, script_refused},
