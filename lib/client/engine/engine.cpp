@@ -239,8 +239,12 @@ ReleaseNotifier& Engine::notifier() {
     // A SUBSCRIBE is answered at once by a live node; a generous deadline keeps a slow
     // one in the quorum of confirmations.
     const auto timeout = std::max(options_.node_timeout, std::chrono::milliseconds(250));
-    state_->notifier =
-        std::make_unique<ReleaseNotifier>(loop(), connection_options_, quorum_, timeout);
+    std::vector<ReleaseNotifier::Refused> refused;
+    for (const auto& node : connection_options_) {
+      refused.push_back(observe_misconfiguration(node.endpoint.display, options_));
+    }
+    state_->notifier = std::make_unique<ReleaseNotifier>(loop(), connection_options_, quorum_,
+                                                         timeout, std::move(refused));
     if (state_->nodes_closed) state_->notifier->close();
   }
   return *state_->notifier;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "net/cluster_slot.hpp"
 #include "scripts/election_scripts.hpp"
@@ -20,15 +21,18 @@ bool is_unknown_command(std::string_view error) {
 }  // namespace
 
 ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOptions> nodes,
-                                 int quorum, std::chrono::milliseconds command_timeout)
+                                 int quorum, std::chrono::milliseconds command_timeout,
+                                 std::vector<Refused> refused)
     : loop_(loop),
       node_options_(std::move(nodes)),
       quorum_(quorum),
       command_timeout_(command_timeout),
+      refused_(std::move(refused)),
       self_(std::make_shared<ReleaseNotifier*>(this)) {
   for (const auto& node : node_options_) {
     pubsub_.push_back(node.endpoint.is_cluster() ? Pubsub::sharded : Pubsub::plain);
   }
+  refused_.resize(node_options_.size());
 }
 
 ReleaseNotifier::~ReleaseNotifier() {
@@ -151,6 +155,15 @@ void ReleaseNotifier::subscribe(std::size_t node, const std::string& name, bool 
             is_unknown_command(view.detail)) {
           (*self)->pubsub_[node] = Pubsub::plain_in_slot;
           return (*self)->subscribe(node, name, count_for_ready);
+        }
+        if (view.error == errc::redis_error) {
+          if (auto told = std::exchange((*self)->refused_[node], nullptr)) {
+            told(std::string(kind == Pubsub::sharded ? "SSUBSCRIBE" : "SUBSCRIBE") + " refused (" +
+                 std::string(view.detail) +
+                 "): waiters are not woken by releases on this node, only by their retry "
+                 "timers (grant the user the command and the channel's pattern, "
+                 "docs/security.md)");
+          }
         }
         if (!count_for_ready) return;
         auto it = (*self)->channels_.find(name);

@@ -37,10 +37,15 @@ class ReleaseNotifier {
  public:
   using WaiterId = WaiterQueue::Id;
 
+  /// Told, once per node, that the node refused a subscription (an ACL user without
+  /// +subscribe, +ssubscribe or the channel's pattern): its waiters are then woken by
+  /// their retry timers alone, which nothing else would show.
+  using Refused = std::function<void(std::string_view why)>;
+
   /// Loop thread only. `nodes` configures one subscriber connection per node; they
-  /// connect on the first watch().
+  /// connect on the first watch(). `refused`: by node, may be empty or hold empty ones.
   ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOptions> nodes, int quorum,
-                  std::chrono::milliseconds command_timeout);
+                  std::chrono::milliseconds command_timeout, std::vector<Refused> refused = {});
   ~ReleaseNotifier();
 
   struct Watched {
@@ -150,7 +155,8 @@ class ReleaseNotifier {
   // cluster SPUBLISHes on the channel in the key's slot, or, before Redis 7.0 (SSUBSCRIBE
   // answered "unknown command"), PUBLISHes on it.
   enum class Pubsub { plain, sharded, plain_in_slot };
-  std::vector<Pubsub> pubsub_;  // per node
+  std::vector<Pubsub> pubsub_;    // per node
+  std::vector<Refused> refused_;  // per node; emptied once told
   WaiterId next_id_ = 1;
   std::uint64_t next_generation_ = 1;
   bool closed_ = false;
