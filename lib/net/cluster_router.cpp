@@ -174,6 +174,7 @@ ConnectionOptions ClusterRouter::shard_options(const std::string& host, std::uin
   ConnectionOptions options = options_;
   options.endpoint = server_endpoint(host, port);
   options.on_shard = nullptr;
+  options.on_misconfigured = nullptr;
   options.on_redirected = nullptr;
   options.on_slot_map = nullptr;
   // A subscriber's shard channels live on the shards that own them: each shard's
@@ -562,6 +563,7 @@ void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shard
   if (closed_ || !refreshing_ || round != map_round_) return;
   // Before Redis 7.0: CLUSTER SLOTS says the same for a client that only routes.
   if (shards_command && view.error == errc::redis_error) return ask_for_map(seed, false, round);
+  if (!shards_command && view.error == errc::redis_error) map_refused_.assign(view.detail);
   std::string problem;
   std::optional<SlotMap> map;
   if (!view.error) {
@@ -572,7 +574,17 @@ void ClusterRouter::read_map(const ReplyView& view, std::size_t seed, bool shard
   refreshing_ = false;
   // Without a map (no seed answered, or each answered nonsense), waiting commands go home:
   // its MOVED corrects them, and the next redirection, failure or reconnect asks again.
-  if (!map) return flush_waiting();
+  if (!map) {
+    if (!map_refused_.empty() && !map_refusal_told_ && options_.on_misconfigured) {
+      map_refusal_told_ = true;
+      options_.on_misconfigured(
+          "CLUSTER SHARDS and CLUSTER SLOTS refused (" + map_refused_ +
+          "): keys are routed by following MOVED, and only the masters it names are met, so "
+          "the member guard watches no other (grant the user +cluster|shards or "
+          "+cluster|slots, docs/security.md)");
+    }
+    return flush_waiting();
+  }
   map_ = std::move(*map);
   owner_shards_.clear();
   map_known_ = true;

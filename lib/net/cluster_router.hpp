@@ -166,6 +166,8 @@ class ClusterRouter final : public Connection {
   std::uint64_t map_round_ = 0;       // refresh_map() calls; older answers are ignored
   std::size_t seeds_unanswered_ = 0;  // of this round, that read no map yet
   std::string map_source_;            // the seeds asked for the slot map last
+  std::string map_refused_;           // a seed's refusal of CLUSTER SLOTS, the last one
+  bool map_refusal_told_ = false;     // on_misconfigured, once
   bool closed_ = false;
   mutable ConnectionStats stats_;
   bool subscriber_ = false;

@@ -101,6 +101,9 @@ struct ConnectionOptions {
   /// Observation hook, same rules, cluster endpoints only: a slot map was read; `shards`
   /// names its masters as where() does.
   std::function<void(std::string_view shards)> on_slot_map;
+  /// Observation hook, same rules, cluster endpoints only: every seed refused both slot
+  /// map commands (an ACL user without +cluster|shards or +cluster|slots); told once.
+  std::function<void(std::string_view why)> on_misconfigured;
   /// Cluster endpoints only (net/cluster_router.hpp): told of each shard master's
   /// connection, with its host:port, when the router makes it (before any command is sent
   /// on it), each time it becomes ready, and when its server stops or starts again owning

@@ -62,6 +62,9 @@ net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
     state->report(NodeEventKind::slot_map_read, {}, shards, LogLevel::debug,
                   "slot map read: " + std::string(shards));
   };
+  connection.on_misconfigured = [state](std::string_view why) {
+    state->report(NodeEventKind::misconfigured, {}, why, LogLevel::warning, std::string(why));
+  };
   connection.on_failed = [state](std::error_code error, std::string_view detail) {
     if (state->up) {
       state->up = false;

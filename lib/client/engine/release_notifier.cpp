@@ -44,6 +44,8 @@ void ReleaseNotifier::connect() {
   std::weak_ptr<ReleaseNotifier*> weak = self_;
   for (std::size_t node = 0; node < node_options_.size(); ++node) {
     auto options = node_options_[node];
+    // The member's own connection tells of a slot map it may not read.
+    options.on_misconfigured = nullptr;
     options.on_message = [weak, node](const redisReply* message) {
       if (auto self = weak.lock()) (*self)->on_message(node, message);
     };
