@@ -1,7 +1,8 @@
 // Scripts without a local digest (SHA-1 unavailable to this process, as in a FIPS
-// configuration) against five real redis-server processes: locks and semaphores work,
-// and after a script's first use on a connection it goes out as EVALSHA with the digest
-// the server gave, not as a full EVAL per call.
+// configuration) against real redis-server processes, five masters and a cluster of
+// three shards: locks and semaphores work, and after a script's first use on a
+// connection it goes out as EVALSHA with the digest the server gave, not as a full EVAL
+// per call.
 
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
@@ -10,6 +11,7 @@
 #include <iostream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <redlock/redlock.hpp>
 
@@ -17,20 +19,20 @@
 #include "scripts/family_scripts.hpp"
 #include "scripts/lock_scripts.hpp"
 #include "support/lock_nodes_fixture.hpp"
+#include "support/sharded_cluster.hpp"
 
 namespace redlock {
 namespace {
 
 using namespace std::chrono_literals;
 
-class ScriptDigestTest : public test::LockNodesTest {
- protected:
-  // Each script is made once per process, at its first use: made here while OpenSSL's
-  // default properties ask for FIPS algorithms, which no provider loaded here offers, the
-  // scripts get no SHA-1. The properties are restored at once: the lock values' random
-  // bytes need the default provider too.
-  static void SetUpTestSuite() {
-    LockNodesTest::SetUpTestSuite();
+// Each script is made once per process, at its first use: made here, before any test,
+// while OpenSSL's default properties ask for FIPS algorithms, which no provider loaded
+// here offers, the scripts get no SHA-1. The properties are restored at once: the lock
+// values' random bytes need the default provider too.
+class ScriptsWithoutSha1 : public ::testing::Environment {
+ public:
+  void SetUp() override {
     ASSERT_EQ(EVP_default_properties_enable_fips(nullptr, 1), 1);
     for (const auto* script : {&scripts::acquire(),
                                &scripts::release(),
@@ -54,11 +56,29 @@ class ScriptDigestTest : public test::LockNodesTest {
                                &scripts::multi_extend(),
                                &scripts::multi_release(),
                                &scripts::multi_fence()}) {
-      (void)script;
+      EXPECT_EQ(script->sha1, "") << script->name << " was made with SHA-1 available";
     }
     EVP_default_properties_enable_fips(nullptr, 0);
   }
+};
+const auto* const scripts_without_sha1 =
+    ::testing::AddGlobalTestEnvironment(new ScriptsWithoutSha1);
 
+// Calls of `command` (as INFO commandstats names it) served by `servers` since they
+// started.
+long long calls_on(const std::vector<test::RedisServer*>& servers, std::string_view command) {
+  long long total = 0;
+  for (test::RedisServer* server : servers) {
+    const std::string info = server->command({"INFO", "commandstats"}).str;
+    const std::string field = "cmdstat_" + std::string(command) + ":calls=";
+    const auto at = info.find(field);
+    if (at != std::string::npos) total += std::stoll(info.substr(at + field.size()));
+  }
+  return total;
+}
+
+class ScriptDigestTest : public test::LockNodesTest {
+ protected:
   /// Script calls served by the five nodes, once every node answered the last operation
   /// (operations return at their quorum-th reply).
   static long long settled_calls(std::string_view command) {
@@ -88,8 +108,6 @@ class ScriptDigestTest : public test::LockNodesTest {
 };
 
 TEST_F(ScriptDigestTest, ScriptsGoOutAsEvalshaAfterTheirFirstUseOnAConnection) {
-  ASSERT_EQ(scripts::acquire().sha1, "") << "the scripts were made with SHA-1 available";
-  ASSERT_EQ(scripts::semaphore_acquire().sha1, "");
   auto client = Client::create(options());
   ASSERT_TRUE(client);
   // The first uses: EVAL on each connection, and the digests asked for.
@@ -117,6 +135,54 @@ TEST_F(ScriptDigestTest, ScriptsGoOutAsEvalshaAfterTheirFirstUseOnAConnection) {
   // Per cycle and node at least: acquire, fence, extend and release of the lock; acquire,
   // extend and release of the permit.
   EXPECT_GE(evalshas, cycles * 5 * 7);
+}
+
+// A Redis Cluster member: each shard's connection takes the digests from its own server,
+// and a lock whose slot moved is followed there (the redirected command goes out as EVAL).
+TEST(ScriptDigestCluster, EachShardTakesTheDigestsFromItsServer) {
+  test::ShardedCluster cluster;
+  std::vector<test::RedisServer*> servers;
+  for (std::size_t i = 0; i < cluster.servers(); ++i) servers.push_back(&cluster.server(i));
+  Options options;
+  options.nodes = {cluster.url()};
+  auto client = Client::create(options);
+  // Keys whose slots lie on each of the three shards.
+  const std::vector<std::string> keys = {"cluster:a", "cluster:b", "cluster:c", "cluster:d"};
+  auto cycle = [&] {
+    for (const auto& key : keys) {
+      auto lock = client->lock(key, {.ttl = 10s, .fencing = true});
+      ASSERT_TRUE(lock) << lock.error().message();
+      ASSERT_TRUE(lock->extend(10s));
+      ASSERT_TRUE(lock->unlock());
+    }
+  };
+  cycle();
+  if (HasFatalFailure()) return;
+  const long long loads = calls_on(servers, "script|load");
+  EXPECT_GE(loads, 3) << "every shard was asked";
+  const long long evals = calls_on(servers, "eval");
+  const long long evalshas = calls_on(servers, "evalsha");
+  for (int i = 0; i < 10; ++i) {
+    cycle();
+    if (HasFatalFailure()) return;
+  }
+  std::cout << "cluster, 10 cycles of 4 keys: " << calls_on(servers, "eval") - evals << " EVAL, "
+            << calls_on(servers, "evalsha") - evalshas << " EVALSHA\n";
+  EXPECT_EQ(calls_on(servers, "eval"), evals);
+  EXPECT_EQ(calls_on(servers, "script|load"), loads);
+  // Acquire, fence, extend and release of each key, each on its own shard's master.
+  EXPECT_EQ(calls_on(servers, "evalsha") - evalshas, 10 * 4 * 4);
+
+  // The slot of a key moves to another shard: the client follows it and keeps locking.
+  test::RedisServer& owner = cluster.owner_of("cluster:a");
+  test::RedisServer& other = &owner == &cluster.server(0) ? cluster.server(1) : cluster.server(0);
+  cluster.move_slot(
+      static_cast<std::uint16_t>(owner.command({"CLUSTER", "KEYSLOT", "cluster:a"}).integer),
+      other);
+  for (int i = 0; i < 3; ++i) {
+    cycle();
+    if (HasFatalFailure()) return;
+  }
 }
 
 }  // namespace
