@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <deque>
 #include <utility>
 
 #include "net/command_encoder.hpp"
@@ -36,8 +37,28 @@ void ReplyDeleter::operator()(redisReply* reply) const noexcept {
   }
 }
 
+struct Pipeline::ServerDigests {
+  struct Digest {
+    const scripts::Script* script = nullptr;
+    std::string sha1;      // set once, by the first answer; SentScript views it
+    bool asked = false;    // a SCRIPT LOAD is on its way
+    bool loaded = false;   // this connection's server has it, by that SCRIPT LOAD
+    bool refused = false;  // the server refused it (an ACL user without +script|load)
+  };
+  std::deque<Digest> digests;  // a deque: SentScript views the strings of its elements
+
+  Digest& of(const scripts::Script& script) {
+    for (Digest& digest : digests) {
+      if (digest.script == &script) return digest;
+    }
+    return digests.emplace_back(Digest{&script});
+  }
+};
+
 Pipeline::Pipeline(PipelineOptions options)
-    : options_(std::move(options)), reader_(create_reply_reader(&reply_cache_)) {}
+    : options_(std::move(options)),
+      reader_(create_reply_reader(&reply_cache_)),
+      server_digests_(std::make_shared<ServerDigests>()) {}
 
 Pipeline::~Pipeline() {
   if (reader_) free_reply_reader(reader_);
@@ -111,11 +132,12 @@ std::optional<Completion> Pipeline::eval(const scripts::Script& script,
   // (a fresh or restarted node), and an EVALSHA refused with NOSCRIPT would be overtaken
   // by the commands written behind it, a release the node has cached among them, which
   // would then run before its acquire. EVAL caches the script for the EVALSHAs after it.
-  const bool first_use =
-      std::find(scripts_sent_.begin(), scripts_sent_.end(), &script) == scripts_sent_.end();
-  if (first_use) scripts_sent_.push_back(&script);
+  auto sent = std::find_if(scripts_sent_.begin(), scripts_sent_.end(),
+                           [&](const SentScript& each) { return each.script == &script; });
+  if (sent == scripts_sent_.end() && script.sha1.empty()) sent = loaded_by_server(script);
+  const bool first_use = sent == scripts_sent_.end();
   const std::string_view head[] = {
-      first_use ? "EVAL" : "EVALSHA", first_use ? script.source : std::string_view(script.sha1),
+      first_use ? "EVAL" : "EVALSHA", first_use ? script.source : sent->sha1,
       std::string_view(numkeys, static_cast<std::size_t>(numkeys_end - numkeys))};
   // EVAL differs from EVALSHA only in its first two arguments, so the encoded rest
   // ("numkeys key... arg...") is kept to re-send the script on NOSCRIPT.
@@ -137,7 +159,53 @@ std::optional<Completion> Pipeline::eval(const scripts::Script& script,
   entry.script_name = script.name;
   entry.argc = argc;
   if (!first_use) entry.eval_tail.assign(out_, tail, std::string::npos);
+  if (first_use) note_sent(script, timeout, now);  // last: it may queue a command behind
   return std::nullopt;
+}
+
+// A script without a digest of its own that a SCRIPT LOAD on this connection cached on
+// the server, and whose digest it answered, goes out as EVALSHA from now on.
+std::vector<Pipeline::SentScript>::iterator Pipeline::loaded_by_server(
+    const scripts::Script& script) {
+  const ServerDigests::Digest& digest = server_digests_->of(script);
+  if (!digest.loaded) return scripts_sent_.end();
+  scripts_sent_.push_back({&script, digest.sha1});
+  return scripts_sent_.end() - 1;
+}
+
+// A script's first EVAL on this connection went out: its next use is an EVALSHA, when its
+// digest is known. Where this process could not compute one, the server is asked: SCRIPT
+// LOAD answers the digest and nothing else, and is asked once (per connection, until the
+// answer), not with every call; the script meanwhile goes out as EVAL. Called only for an
+// EVAL, so scripts with a digest of their own cost nothing more per command.
+void Pipeline::note_sent(const scripts::Script& script, std::chrono::milliseconds timeout,
+                         std::uint64_t now) {
+  if (!script.sha1.empty()) {
+    scripts_sent_.push_back({&script, script.sha1});
+    return;
+  }
+  ServerDigests::Digest& digest = server_digests_->of(script);
+  if (!digest.sha1.empty()) {
+    scripts_sent_.push_back({&script, digest.sha1});
+    return;
+  }
+  if (digest.asked || digest.refused) return;
+  digest.asked = true;
+  // The callback holds the digests, not the pipeline: it may run after the connection
+  // closed (with an error, which changes nothing but `asked`).
+  ReplyCallback learn = [digests = server_digests_, &digest](const ReplyView& view) {
+    digest.asked = false;
+    if (view.reply == nullptr) return;  // no answer (a timeout, a lost connection): ask again
+    constexpr std::size_t sha1_hex_size = 40;
+    if (!view.error && view.reply->type == REDIS_REPLY_STRING && view.reply->len == sha1_hex_size) {
+      if (digest.sha1.empty()) digest.sha1.assign(view.reply->str, view.reply->len);
+      digest.loaded = true;
+    } else {
+      digest.refused = true;  // the script keeps going out as EVAL on this connection
+    }
+  };
+  const std::string_view argv[] = {"SCRIPT", "LOAD", script.source};
+  if (command(argv, timeout, std::move(learn), now)) digest.asked = false;  // max_pending
 }
 
 // The command's `length` bytes were just appended to out_ by the caller.
@@ -390,6 +458,11 @@ void Pipeline::fail_all(std::error_code error, std::string_view detail, std::uin
   written_ = 0;
   out_.clear();
   scripts_sent_.clear();  // the next connection may reach a server without them
+  // ... or one whose ACL allows SCRIPT LOAD (a Sentinel group's failover).
+  for (ServerDigests::Digest& digest : server_digests_->digests) {
+    digest.refused = false;
+    digest.loaded = false;
+  }
   while (!entries_.empty()) {
     Entry& entry = entries_.front();
     ReplyCallback callback = std::exchange(entry.callback, nullptr);

@@ -5,7 +5,8 @@
 // It owns the queue of commands (in flight first, then not yet written), their encoded
 // bytes, the reply reader, and every rule about matching replies to commands: deadlines
 // that fail one command and keep its slot, the dead-node bound, max_pending, and the
-// EVALSHA -> EVAL resend on NOSCRIPT. It never touches a socket, a timer or a clock:
+// EVALSHA -> EVAL resend on NOSCRIPT, and the digest asked of the server (SCRIPT LOAD)
+// for a script that has none of its own. It never touches a socket, a timer or a clock:
 // the connection around it (net/connection.cpp) writes the bytes it hands out, feeds it
 // what the socket read, asks it when to look again, and runs the Completions it returns.
 // So every rule is unit-tested with scripted reply bytes and a manual clock.
@@ -110,7 +111,9 @@ class Pipeline {
 
   /// EVALSHA of `script` (which must outlive the command), or EVAL with its source the
   /// first time this connection sends it; NOSCRIPT re-sends it as EVAL. `shared` as for
-  /// command(), for the EVALSHA form only.
+  /// command(), for the EVALSHA form only. A script without a digest (Script::sha1) goes
+  /// out as EVAL until the server named its digest: the first EVAL is followed by a
+  /// SCRIPT LOAD of it, whose answer no caller sees.
   std::optional<Completion> eval(const scripts::Script& script,
                                  std::span<const std::string_view> keys,
                                  std::span<const std::string_view> args,
@@ -204,10 +207,20 @@ class Pipeline {
     std::uint64_t sequence = 0;  // submission order, kept by a NOSCRIPT resend
   };
 
+  // A script sent on this connection, and the digest its EVALSHAs name: its own, or the
+  // server's (ServerDigests).
+  struct SentScript {
+    const scripts::Script* script = nullptr;
+    std::string_view sha1;
+  };
+
   std::optional<Completion> admit(ReplyCallback& callback, std::chrono::milliseconds timeout);
   Entry& enqueue(ReplyCallback&& callback, std::chrono::milliseconds timeout, std::size_t length,
                  std::uint64_t now);
   void resend_as_eval();
+  std::vector<SentScript>::iterator loaded_by_server(const scripts::Script& script);
+  void note_sent(const scripts::Script& script, std::chrono::milliseconds timeout,
+                 std::uint64_t now);
   std::uint64_t dead_node_ns(std::uint64_t timeout_ms) const;
   std::uint64_t dead_at(const Entry& entry) const;
   void abandon_late(std::uint64_t now, std::vector<Completion>& out);
@@ -226,7 +239,12 @@ class Pipeline {
   std::uint64_t commands_ = 0;
   std::uint64_t late_replies_ = 0;
   // Scripts sent on this connection (as EVAL the first time); cleared by fail_all().
-  std::vector<const scripts::Script*> scripts_sent_;
+  std::vector<SentScript> scripts_sent_;
+  // The digests of scripts without one of their own, as the servers named them. Kept
+  // across reconnects (a script's SHA-1 is the same on every server), and shared with the
+  // SCRIPT LOAD callbacks, which may run after the pipeline is gone.
+  struct ServerDigests;
+  std::shared_ptr<ServerDigests> server_digests_;
 };
 
 }  // namespace redlock::net

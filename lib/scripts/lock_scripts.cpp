@@ -1,20 +1,7 @@
 #include "scripts/lock_scripts.hpp"
 
-#include <openssl/evp.h>
-
-#include <cstdio>
-
 namespace redlock::scripts {
 namespace {
-
-std::string sha1_hex(std::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha1(), nullptr);
-  std::string hex(length * 2, '0');
-  for (unsigned int i = 0; i < length; ++i) std::snprintf(&hex[i * 2], 3, "%02x", digest[i]);
-  return hex;
-}
 
 Script make(std::string_view name, std::string_view source) {
   return make_script(name, source);
@@ -138,10 +125,6 @@ return {1, highest}
 )lua";
 
 }  // namespace
-
-Script make_script(std::string_view name, std::string_view source) {
-  return Script{name, source, sha1_hex(source)};
-}
 
 const Script& acquire() {
   static const Script script = make("acquire", acquire_source);

@@ -113,6 +113,60 @@ TEST(Acl, LockUserRunsEveryLockScript) {
   EXPECT_TRUE(unsubscribed.ok()) << unsubscribed.detail;
 }
 
+// INFO commandstats' count of `command` (e.g. "evalsha"), or 0 before its first call;
+// `counter` "rejected_calls" counts those the ACL refused.
+long long calls(RedisServer& server, const std::string& command,
+                const std::string& counter = "calls") {
+  const std::string info = server.command({"INFO", "commandstats"}).str;
+  const auto line = info.find("cmdstat_" + command + ":");
+  if (line == std::string::npos) return 0;
+  const auto at = info.find(counter + "=", line);
+  return at == std::string::npos ? 0 : std::stoll(info.substr(at + counter.size() + 1));
+}
+
+// The extend script as a client that could not compute SHA-1 holds it (Script::sha1).
+const scripts::Script& undigested_extend() {
+  static const scripts::Script script{"extend", scripts::extend().source, ""};
+  return script;
+}
+
+// Where SHA-1 is unavailable the rule gains +script|load: the connection asks the digest
+// once, and sends EVALSHA from then on.
+TEST(Acl, LockUserWithScriptLoadTakesTheDigestFromTheServer) {
+  RedisServerOptions options;
+  const auto rule = user_arguments(lock_user, lock_user_password,
+                                   joined(lock_rule(), digest_fallback_additions()));
+  options.extra_args = rule;
+  RedisServer server(options);
+  TestLoop loop;
+  auto connection = open(loop.get(), locker_url(server));
+  for (int i = 0; i < 10; ++i) {
+    const Outcome extend =
+        run_script(loop, *connection, undigested_extend(), {"lock:x"}, {"owner", "10000"});
+    ASSERT_TRUE(extend.ok()) << extend.detail;
+  }
+  EXPECT_EQ(calls(server, "script|load"), 1);
+  EXPECT_EQ(calls(server, "eval"), 1);
+  EXPECT_EQ(calls(server, "evalsha"), 9);
+}
+
+// Without +script|load the scripts still work, each call an EVAL: the documented rule
+// needs nothing more where the client computes its digests.
+TEST(Acl, LockUserWithoutScriptLoadSendsTheSourceEveryTime) {
+  RedisServer server(with_lock_user());
+  TestLoop loop;
+  auto connection = open(loop.get(), locker_url(server));
+  for (int i = 0; i < 10; ++i) {
+    const Outcome extend =
+        run_script(loop, *connection, undigested_extend(), {"lock:x"}, {"owner", "10000"});
+    ASSERT_TRUE(extend.ok()) << extend.detail;
+  }
+  EXPECT_EQ(calls(server, "eval"), 10);
+  EXPECT_EQ(calls(server, "evalsha"), 0);
+  EXPECT_EQ(calls(server, "script|load", "rejected_calls"), 1)
+      << "refused once, then not asked again";
+}
+
 TEST(Acl, ScriptOnAnotherKeyIsDeniedNamingTheScriptAndTheNode) {
   RedisServer server(with_lock_user());
   TestLoop loop;

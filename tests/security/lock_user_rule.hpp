@@ -51,6 +51,12 @@ inline std::vector<std::string> replica_ack_additions() {
   return {"+wait"};
 }
 
+/// Where the client cannot compute SHA-1 (OpenSSL in FIPS mode): it asks each server a
+/// script's digest once.
+inline std::vector<std::string> digest_fallback_additions() {
+  return {"+script|load"};
+}
+
 /// The lock family's counting semaphore (docs/family.md).
 inline std::vector<std::string> family_additions() {
   return {"+type", "+time", "+zadd", "+zrem", "+zcard", "+zrange", "+zscore", "+zremrangebyscore"};

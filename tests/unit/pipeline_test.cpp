@@ -419,6 +419,71 @@ TEST_F(PipelineTest, AScriptTheNodeMayLackIsNotOvertakenByOneItHas) {
   EXPECT_EQ(release.value, "1");
 }
 
+// Where this process cannot compute SHA-1 (a FIPS configuration), a script has no local
+// digest: the connection sends it with EVAL and asks the server its digest once, with the
+// SCRIPT LOAD behind that EVAL, and from the answer on sends EVALSHA. Before the answer
+// it keeps sending the source; an EVALSHA without a digest would meet NOSCRIPT every time.
+const scripts::Script undigested_script{"inspect", "return redis.call('PTTL', KEYS[1])", ""};
+const std::string server_digest = "3333333333333333333333333333333333333333";
+
+TEST_F(PipelineTest, AScriptWithoutALocalDigestTakesItFromTheServer) {
+  Outcome first, second, third;
+  submit_eval(undigested_script, "lock", "v1", 100ms, first);
+  EXPECT_EQ(flush(), encode({"EVAL", undigested_script.source, "1", "lock", "v1"}) +
+                         encode({"SCRIPT", "LOAD", undigested_script.source}));
+  submit_eval(undigested_script, "lock", "v2", 100ms, second);
+  EXPECT_EQ(flush(), encode({"EVAL", undigested_script.source, "1", "lock", "v2"}))
+      << "the digest is not known yet, and one SCRIPT LOAD is on its way";
+  receive(":10\r\n$40\r\n" + server_digest + "\r\n:20\r\n");
+  EXPECT_EQ(first.value, "10");
+  EXPECT_EQ(second.value, "20") << "the SCRIPT LOAD's answer went to no caller";
+  submit_eval(undigested_script, "lock", "v3", 100ms, third);
+  EXPECT_EQ(flush(), encode({"EVALSHA", server_digest, "1", "lock", "v3"}));
+  receive(":30\r\n");
+  EXPECT_EQ(third.value, "30");
+  EXPECT_EQ(third.calls, 1);
+}
+
+// The digest is the script's on every server, so a reconnect needs no new SCRIPT LOAD:
+// the script's first use there sends its source (the server may lack it), then EVALSHA.
+TEST_F(PipelineTest, ADigestTakenFromTheServerOutlivesAReconnect) {
+  Outcome first, after_drop, later;
+  submit_eval(undigested_script, "lock", "v1", 100ms, first);
+  flush();
+  receive(":1\r\n$40\r\n" + server_digest + "\r\n");
+  fail_all(make_error_code(errc::connection_error), "node:7101: connection reset");
+  submit_eval(undigested_script, "lock", "v2", 100ms, after_drop);
+  EXPECT_EQ(flush(), encode({"EVAL", undigested_script.source, "1", "lock", "v2"}));
+  receive(":2\r\n");
+  submit_eval(undigested_script, "lock", "v3", 100ms, later);
+  EXPECT_EQ(flush(), encode({"EVALSHA", server_digest, "1", "lock", "v3"}));
+}
+
+// An ACL user without +script|load: the script keeps working with EVAL, and the
+// connection does not ask again with every call.
+TEST_F(PipelineTest, ARefusedScriptLoadLeavesTheScriptToEval) {
+  Outcome first, second;
+  submit_eval(undigested_script, "lock", "v1", 100ms, first);
+  flush();
+  receive(":1\r\n-NOPERM this user has no permissions to run the 'script|load' command\r\n");
+  EXPECT_EQ(first.calls, 1);
+  EXPECT_FALSE(first.error);
+  submit_eval(undigested_script, "lock", "v2", 100ms, second);
+  EXPECT_EQ(flush(), encode({"EVAL", undigested_script.source, "1", "lock", "v2"}));
+}
+
+// A SCRIPT LOAD lost with its connection is asked again on the next one.
+TEST_F(PipelineTest, AScriptLoadLostWithItsConnectionIsAskedAgain) {
+  Outcome first, second;
+  submit_eval(undigested_script, "lock", "v1", 100ms, first);
+  flush();
+  fail_all(make_error_code(errc::connection_error), "node:7101: connection reset");
+  EXPECT_EQ(first.error, make_error_code(errc::connection_error));
+  submit_eval(undigested_script, "lock", "v2", 100ms, second);
+  EXPECT_EQ(flush(), encode({"EVAL", undigested_script.source, "1", "lock", "v2"}) +
+                         encode({"SCRIPT", "LOAD", undigested_script.source}));
+}
+
 TEST_F(PipelineTest, NoscriptResendsTheScriptAsEvalWithTheSameCallback) {
   sent_once(acquire_script);
   sent_once(release_script);
