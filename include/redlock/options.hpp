@@ -89,9 +89,10 @@ struct MemberGuardOptions {
   /// with errc::invalid_argument naming both.
   milliseconds longest_ttl{0};
   /// R > 0: a grant (of a lock of any kind, an extend, a fencing write-back) counts toward
-  /// a quorum only when WAIT R, sent right behind it on the same connection (no round
-  /// trip of its own), reports that at least R of the member's replicas acknowledged it
-  /// within three quarters of the node's deadline; otherwise that member's outcome says
+  /// a quorum only when a WAIT R sent after it on the same connection (pipelined: no round
+  /// trip of its own; one at a time per connection, shared by the grants written while it
+  /// waits) reports that at least R of the member's replicas acknowledged it within three
+  /// quarters of the time left to its deadline; otherwise that member's outcome says
   /// "not counted: WAIT R acknowledged by N replica(s)". A failover to a replica that
   /// acknowledged then keeps the grant. A member whose replication identity changed is
   /// guarded all the same (docs/safety.md says why). 0 (the default): no WAIT. In [0, 1000].

@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <redlock/redlock.hpp>
@@ -39,6 +42,7 @@ class ReplicaAcksTest : public ::testing::Test {
   void TearDown() override {
     for (auto& member : *members_) {
       if (member->replica.paused()) member->replica.resume();
+      member->master.command({"CONFIG", "SET", "hz", "10"});
     }
   }
 
@@ -107,6 +111,94 @@ TEST_F(ReplicaAcksTest, AnExtendNoReplicaAcknowledgedIsNotCounted) {
   ASSERT_FALSE(extended) << "extended on grants no replica acknowledged";
   EXPECT_NE(extended.error().message().find("WAIT 1"), std::string::npos)
       << extended.error().message();
+}
+
+// Replicas down, many attempts at once on one client: Redis blocks a connection while
+// its WAIT waits, so WAITs pipelined one per grant would answer one after another, each
+// up to three quarters of the node timeout, the lock commands behind them would time
+// out, and the connection would be dropped as dead. Every attempt must instead be
+// refused promptly for the WAIT, and no member's connection dropped.
+TEST_F(ReplicaAcksTest,
+       ConcurrentAttemptsDuringAReplicaOutageAreRefusedPromptlyWithoutDroppingTheConnection) {
+  struct Drops : Observer {
+    std::mutex mutex;
+    std::vector<std::string> seen;
+    void on_node(const NodeEvent& event) override {
+      if (event.kind != NodeEventKind::down) return;
+      std::lock_guard<std::mutex> hold(mutex);
+      seen.emplace_back(std::string(event.node) + ": " + std::string(event.detail));
+    }
+  };
+  auto drops = std::make_shared<Drops>();
+  auto opts = acked_by(1, 200ms);
+  opts.observer = drops;
+  auto client = Client::create(opts);
+  // Every replica acknowledges before the outage: a replica just synced is counted from
+  // its first acknowledgement on, and the one left running must answer WAIT at once.
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(member(i).master.command({"SET", "acks:outage:before", "1"}).is_status("OK"));
+    ASSERT_EQ(member(i).master.command({"WAIT", "1", "5000"}).integer, 1) << "member " << i;
+  }
+  auto before = client->try_lock("acks:outage:before:lock", 5s);
+  ASSERT_TRUE(before) << before.error().message();
+  ASSERT_TRUE(before->unlock());
+  // A WAIT's timeout is checked when the server wakes, at worst every 1000 / hz ms (100 by
+  // default) while it has nothing else to do: a WAIT that times out blocks its connection
+  // that much longer. Ten times as often here, so that a WAIT honours the 200 ms node
+  // timeout's share (TearDown sets the default back).
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(member(i).master.command({"CONFIG", "SET", "hz", "100"}).is_status("OK"));
+  }
+  member(0).replica.pause();
+  member(1).replica.pause();
+
+  constexpr int threads = 16;
+  std::atomic<int> attempts{0};
+  std::atomic<long long> slowest_ms{0};
+  std::mutex mutex;
+  std::vector<std::string> wrong;  // attempts not refused for the WAIT alone
+  // Longer than the dead-node bound (200 ms + 2 s), which WAITs queued one per grant hit.
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      for (int n = 0; std::chrono::steady_clock::now() < until; ++n) {
+        const auto start = std::chrono::steady_clock::now();
+        auto lock =
+            client->try_lock("acks:outage:" + std::to_string(t) + ":" + std::to_string(n), 5s);
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+        ++attempts;
+        long long seen = slowest_ms.load();
+        while (took > seen && !slowest_ms.compare_exchange_weak(seen, took)) {
+        }
+        const std::string why = lock ? "granted" : lock.error().message();
+        // "not counted: WAIT 1 acknowledged by 0 replica(s)", or "... failed: no reply
+        // within" for a WAIT left little time by the one it queued behind; never a command
+        // of the attempt timing out, nor a connection dropped.
+        if (lock || lock.error().code() != make_error_code(errc::quorum_unreachable) ||
+            why.find("not counted: WAIT 1 ") == std::string::npos ||
+            why.find(": timeout (") != std::string::npos ||
+            why.find("connection") != std::string::npos) {
+          std::lock_guard<std::mutex> hold(mutex);
+          wrong.push_back(std::to_string(took) + " ms: " + why);
+        }
+      }
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  std::this_thread::sleep_for(300ms);  // a drop found late is still reported
+
+  std::lock_guard<std::mutex> hold(drops->mutex);
+  EXPECT_TRUE(drops->seen.empty())
+      << drops->seen.size() << " drop(s), the first: " << drops->seen.front();
+  EXPECT_TRUE(wrong.empty()) << wrong.size() << " of " << attempts.load()
+                             << " attempts not refused for the WAIT, the first: " << wrong.front();
+  // Each attempt waits for its slowest member, whose answer is due within the node
+  // timeout (200 ms); the rest is slack for a loaded machine.
+  EXPECT_LE(slowest_ms.load(), 600) << "of " << attempts.load() << " attempts";
+  EXPECT_GT(attempts.load(), threads);
 }
 
 // Bad input names the field.

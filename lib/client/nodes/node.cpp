@@ -78,6 +78,7 @@ class RedisNode final : public Node {
     options.on_ready = [this, observed = std::move(options.on_ready)] {
       if (observed) observed();
       if (watch_) watch_->ready(*connection_);
+      reset_waits();
       probe_set_nx_get();
       resend_releases();
     };
@@ -293,26 +294,38 @@ class RedisNode final : public Node {
   }
 
  private:
-  // With Options::member_guard.replicas_to_ack = R: a call that may grant is followed on
-  // the same connection, with no round trip of its own, by WAIT R, and its grant carries
-  // how many replicas acknowledged it (core::ReplicaAcks). Anything but a grant is
-  // answered at once, without waiting for the WAIT. Construct before the call's command
-  // is queued, pass callback() as its callback; the destructor queues the WAIT right
-  // behind it.
+  struct AckState {
+    NodeCallback done;
+    int required = 0;
+    std::chrono::steady_clock::time_point deadline;  // the call's
+    NodeReply reply;
+    bool replied = false;
+    bool waited = false;
+    int acked = 0;
+    std::string wait_failed;  // why no WAIT gave a count
+  };
+
+  // With Options::member_guard.replicas_to_ack = R: a call that may grant is covered by a
+  // WAIT R written after it on the same connection, with no round trip of its own, and its
+  // grant carries how many replicas acknowledged it (core::ReplicaAcks). Anything but a
+  // grant is answered at once, without waiting for the WAIT. Construct before the call's
+  // command is queued, pass callback() as its callback; the destructor hands the call to
+  // the connection's next WAIT (cover_by_wait).
   class ReplicaAcks {
    public:
     // `done` is the caller's and outlives this helper; without a WAIT it is handed on
     // untouched, so the common case costs no move of a std::function of its own.
     ReplicaAcks(RedisNode& node, NodeCallback& done, std::chrono::milliseconds timeout)
-        : node_(node), timeout_(timeout), done_(done) {
+        : node_(node), done_(done) {
       if (node.replicas_to_ack_ > 0 && node.connection_) {
-        state_ = std::make_shared<State>();
+        state_ = std::make_shared<AckState>();
         state_->done = std::move(done);
         state_->required = node.replicas_to_ack_;
+        state_->deadline = std::chrono::steady_clock::now() + timeout;
       }
     }
     ~ReplicaAcks() {
-      if (state_ && node_.connection_) send_wait();
+      if (state_ && node_.connection_) node_.cover_by_wait(std::move(state_));
     }
     ReplicaAcks(const ReplicaAcks&) = delete;
     ReplicaAcks& operator=(const ReplicaAcks&) = delete;
@@ -327,61 +340,109 @@ class RedisNode final : public Node {
     }
 
    private:
-    struct State {
-      NodeCallback done;
-      int required = 0;
-      NodeReply reply;
-      bool replied = false;
-      bool waited = false;
-      int acked = 0;
-      std::string wait_failed;  // why the WAIT gave no count
-    };
+    RedisNode& node_;
+    NodeCallback& done_;
+    std::shared_ptr<AckState> state_;
+  };
 
-    void send_wait() {
-      // The server gives up at three quarters of the node's deadline, so that a replica
-      // that does not acknowledge is reported as such, not as a node timeout.
-      const auto server_wait = std::max<long long>(1, timeout_.count() * 3 / 4);
-      const std::string replicas = std::to_string(state_->required);
+  // Redis holds back a connection's later commands while its WAIT waits. WAITs pipelined
+  // one per grant would therefore run one after another: with a replica down the k-th
+  // would answer after k times its timeout, the lock commands queued behind them would
+  // time out, and the connection would be dropped as dead. So at most one WAIT is in
+  // flight: grants written meanwhile share the next one, sent when it answers. A WAIT
+  // counts the acknowledgements of every write sent on its connection before it, so it
+  // measures all of them, and never a grant written after it.
+  void cover_by_wait(std::shared_ptr<AckState> state) {
+    unwaited_.push_back(std::move(state));
+    if (!waiting_) send_wait();
+  }
+
+  void send_wait() {
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<std::shared_ptr<AckState>> covered = std::exchange(unwaited_, {});
+    // A call whose deadline passed while the WAIT before was in flight can no longer be
+    // measured in time: its grant is not counted, and it does not shorten the others' WAIT.
+    std::vector<std::shared_ptr<AckState>> late;
+    auto earliest = std::chrono::steady_clock::time_point::max();
+    std::erase_if(covered, [&](std::shared_ptr<AckState>& state) {
+      if (state->deadline - now < std::chrono::milliseconds(1)) {
+        late.push_back(std::move(state));
+        return true;
+      }
+      earliest = std::min(earliest, state->deadline);
+      return false;
+    });
+    if (!covered.empty()) {
+      // Every call covered is answered by the earliest deadline among them, and the server
+      // gives up at three quarters of it, so that a replica that does not acknowledge is
+      // reported as such, not as a node timeout.
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(earliest - now);
+      const auto server_wait = std::max<long long>(1, left.count() * 3 / 4);
+      const std::string replicas = std::to_string(covered.front()->required);
       const std::string wait_ms = std::to_string(server_wait);
       const std::array<std::string_view, 3> wait{"WAIT", replicas, wait_ms};
-      node_.connection_->command(wait, timeout_, [state = state_](const net::ReplyView& view) {
-        state->waited = true;
-        if (!state->replied) {
-          // Replies come in execution order: this WAIT ran before the write (a script
-          // re-sent after NOSCRIPT), so its count says nothing of it.
-          state->wait_failed = "answered before the write it was to cover";
-        } else if (view.error) {
-          state->wait_failed = failed_call(view).detail;
-        } else if (view.reply->type == REDIS_REPLY_INTEGER) {
-          state->acked = static_cast<int>(view.reply->integer);
-        } else {
-          state->wait_failed = "unexpected reply " + describe_reply(view.reply);
-        }
-        conclude(*state);
-      });
+      waiting_ = true;
+      connection_->command(
+          wait, left,
+          [this, generation = wait_generation_, covered = std::move(covered)](
+              const net::ReplyView& view) { on_wait_reply(generation, covered, view); });
     }
+    // Answered last: an answer may start calls, which must find this WAIT in flight.
+    for (auto& state : late) {
+      state->waited = true;
+      state->wait_failed = "the call's deadline passed before a WAIT could follow it";
+      conclude(*state);
+    }
+  }
 
-    static void conclude(State& state) {
-      if (!state.done || !state.replied) return;
-      if (state.reply.status == NodeStatus::granted) {
-        if (!state.waited) return;
-        state.reply.acks = {state.required, state.acked};
-        if (!core::acked_enough(state.reply.acks)) {
-          state.reply.detail =
-              "not counted: WAIT " + std::to_string(state.required) +
-              (state.wait_failed.empty()
-                   ? " acknowledged by " + std::to_string(state.acked) + " replica(s)"
-                   : " failed: " + state.wait_failed);
-        }
+  void on_wait_reply(std::uint64_t generation,
+                     const std::vector<std::shared_ptr<AckState>>& covered,
+                     const net::ReplyView& view) {
+    for (const auto& state : covered) {
+      state->waited = true;
+      if (!state->replied) {
+        // Replies come in execution order: this WAIT ran before the write (a script
+        // re-sent after NOSCRIPT), so its count says nothing of it.
+        state->wait_failed = "answered before the write it was to cover";
+      } else if (view.error) {
+        state->wait_failed = failed_call(view).detail;
+      } else if (view.reply->type == REDIS_REPLY_INTEGER) {
+        state->acked = static_cast<int>(view.reply->integer);
+      } else {
+        state->wait_failed = "unexpected reply " + describe_reply(view.reply);
       }
-      std::exchange(state.done, nullptr)(std::move(state.reply));
+      conclude(*state);
     }
+    // A WAIT of a connection since replaced (reset_waits) no longer holds the next one back.
+    if (generation != wait_generation_) return;
+    waiting_ = false;
+    if (!unwaited_.empty() && connection_) send_wait();
+  }
 
-    RedisNode& node_;
-    std::chrono::milliseconds timeout_;
-    NodeCallback& done_;
-    std::shared_ptr<State> state_;
-  };
+  // A new connection: no WAIT of ours blocks it yet. One still due from the old connection
+  // (its callback runs once that failure reaches it) must not hold back the WAIT of the
+  // grants written on this one; at worst two are in flight for a moment.
+  void reset_waits() {
+    ++wait_generation_;
+    waiting_ = false;
+    if (!unwaited_.empty()) send_wait();
+  }
+
+  static void conclude(AckState& state) {
+    if (!state.done || !state.replied) return;
+    if (state.reply.status == NodeStatus::granted) {
+      if (!state.waited) return;
+      state.reply.acks = {state.required, state.acked};
+      if (!core::acked_enough(state.reply.acks)) {
+        state.reply.detail =
+            "not counted: WAIT " + std::to_string(state.required) +
+            (state.wait_failed.empty()
+                 ? " acknowledged by " + std::to_string(state.acked) + " replica(s)"
+                 : " failed: " + state.wait_failed);
+      }
+    }
+    std::exchange(state.done, nullptr)(std::move(state.reply));
+  }
 
   // Whether this connection's server takes SET with both NX and GET (Redis 7.0 and
   // later), asked once per connection, since a reconnect may reach another server. Until
@@ -736,6 +797,11 @@ class RedisNode final : public Node {
   char ttl_text_[24] = {};
   std::size_t ttl_text_length_ = 0;
   int replicas_to_ack_ = 0;
+  // Replica acknowledgements (cover_by_wait): the grants written since the WAIT in flight,
+  // whether one is, and the connection it was sent on.
+  std::vector<std::shared_ptr<AckState>> unwaited_;
+  bool waiting_ = false;
+  std::uint64_t wait_generation_ = 0;
   bool cluster_;
   std::optional<MemberWatch> watch_;  // before connection_, whose callbacks point into it
   std::optional<ShardWatch> shards_;  // a cluster's, instead of watch_; as watch_
