@@ -70,7 +70,10 @@ struct MemberGuardOptions {
   /// master that owns slots (connected to as soon as the slot map names it) and is
   /// guarded while any of them is; a master that appears after the client met the
   /// cluster (a replica promoted by a failover, a node given slots) is guarded from its
-  /// appearance for `longest_ttl`, whatever its uptime.
+  /// appearance for `longest_ttl`, whatever its uptime. A master whose INFO has not been
+  /// answered holds back its own grants, and the other masters' only until its INFO timed
+  /// out (connect_timeout) or its connection failed: one paused master does not take the
+  /// member out of every quorum.
   bool observed_restarts = true;
   /// Also guard a member that has been up for less than `longest_ttl` when this client
   /// first meets it, until its start + `longest_ttl`. For a Sentinel group, "up" is the
