@@ -302,7 +302,12 @@ void kill_group_master(ScenarioContext& c, std::size_t member) {
   test::RedisServer& master = group.master();
   const std::uint16_t port = master.port();
   master.kill9();
-  group.wait_for_new_master(port, test::SentinelGroup::Until::switched, std::chrono::seconds(20));
+  try {
+    group.wait_for_new_master(port, test::SentinelGroup::Until::switched, std::chrono::seconds(20));
+  } catch (const std::runtime_error&) {
+    master.restart();  // not left dead for the rest of the run
+    throw;
+  }
   master.restart();
   rejoin(group, master);
 }
@@ -379,37 +384,58 @@ class RefusingPort {
 // group; several groups at once, so that the grants they lose can add up to a quorum.
 void lagging_failover(std::vector<Action>& out, milliseconds at,
                       const std::vector<std::size_t>& members, milliseconds lag) {
-  auto masters = std::make_shared<std::vector<test::RedisServer*>>();
+  using Pair = std::pair<test::RedisServer*, test::RedisServer*>;  // master, replica
+  auto servers = std::make_shared<std::vector<Pair>>();
   auto nowhere = std::make_shared<RefusingPort>();
   out.push_back({at,
                  "the replication links of members " + list(members) +
                      " (Sentinel groups) cut: their replicas miss every write from now",
-                 [members, masters, nowhere](ScenarioContext& c) {
-                   masters->clear();
+                 [members, servers, nowhere](ScenarioContext& c) {
+                   servers->clear();
+                   // Every group whole first, then every link cut at once: the sentinels
+                   // promote no replica whose link has been down for over 10 x down-after
+                   // (5 s), so the cuts must not wait on each other.
+                   for (std::size_t m : members) await_replica(c.cluster.sentinel_group(m));
                    for (std::size_t m : members) {
                      test::SentinelGroup& group = c.cluster.sentinel_group(m);
-                     await_replica(group);
-                     masters->push_back(&group.master());
-                     test::SentinelGroup::ask(replica_of(group), {"REPLICAOF", "127.0.0.1",
-                                                                  std::to_string(nowhere->port())});
+                     servers->emplace_back(&group.master(), &replica_of(group));
+                   }
+                   for (const auto& [master, replica] : *servers) {
+                     test::SentinelGroup::ask(
+                         *replica, {"REPLICAOF", "127.0.0.1", std::to_string(nowhere->port())});
                    }
                  }});
   out.push_back({at + lag,
                  "the masters of members " + list(members) + " SIGSTOPped and their replicas, " +
                      std::to_string(lag.count()) + " ms behind, promoted (SENTINEL FAILOVER)",
-                 [members, masters](ScenarioContext& c) {
-                   for (test::RedisServer* master : *masters) master->pause();
+                 [members, servers](ScenarioContext& c) {
+                   for (const auto& [master, replica] : *servers) master->pause();
                    // Asked for, rather than left to the sentinels' down-after and vote:
                    // the failover then takes about a second instead of two, and the
                    // holders it overtakes need hold no longer than that.
                    for (std::size_t m : members) request_failover(c.cluster.sentinel_group(m));
-                   for (std::size_t i = 0; i < masters->size(); ++i) {
-                     await_switch(c.cluster.sentinel_group(members[i]), (*masters)[i]->port());
+                   std::string failed;
+                   for (std::size_t i = 0; i < servers->size(); ++i) {
+                     try {
+                       await_switch(c.cluster.sentinel_group(members[i]),
+                                    (*servers)[i].first->port());
+                     } catch (const std::runtime_error& error) {
+                       failed += std::string(failed.empty() ? "" : "; ") + error.what();
+                     }
                    }
-                   for (std::size_t i = 0; i < masters->size(); ++i) {
-                     (*masters)[i]->resume();
-                     rejoin(c.cluster.sentinel_group(members[i]), *(*masters)[i]);
+                   for (std::size_t i = 0; i < servers->size(); ++i) {
+                     const auto& [master, replica] = (*servers)[i];
+                     test::SentinelGroup& group = c.cluster.sentinel_group(members[i]);
+                     master->resume();
+                     if (group.named_master_port() == master->port()) {
+                       // Not failed over: the replica follows its master again.
+                       test::SentinelGroup::ask(
+                           *replica, {"REPLICAOF", "127.0.0.1", std::to_string(master->port())});
+                     } else {
+                       rejoin(group, *master);
+                     }
                    }
+                   if (!failed.empty()) throw std::runtime_error(failed);
                  }});
 }
 
