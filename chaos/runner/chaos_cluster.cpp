@@ -59,7 +59,38 @@ ChaosCluster::ChaosCluster(const ClusterSettings& settings, const std::string& d
   links_.resize(settings.nodes);
   second_proxies_.resize(settings.nodes);
   split_.resize(settings.nodes);
+  groups_.resize(settings.nodes);
+  clusters_.resize(settings.nodes);
+  // The fixtures' servers take these after their own persistence settings, which they
+  // override: a killed server keeps every write it acknowledged.
+  const std::vector<std::string> aof_args = {"--appendonly", "yes", "--appendfsync", "always"};
   for (std::size_t i = 0; i < settings.nodes; ++i) {
+    if (kind(i) != MemberKind::standalone) {
+      if (has_fake_clock(i) || contains(settings.replicated_nodes, i)) {
+        throw std::logic_error(
+            "node " + std::to_string(i) +
+            " is a Sentinel group or cluster: no fake clock, no proxied replica");
+      }
+      const MemberSettings& member = settings.members[i];
+      if (member.kind == MemberKind::sentinel_group) {
+        test::SentinelGroupOptions group;
+        group.master_name = "member" + std::to_string(i);
+        group.replicas = member.replicas;
+        group.sentinels = member.sentinels;
+        group.quorum = member.sentinels / 2 + 1;
+        if (settings.appendonly) group.server_args = aof_args;
+        groups_[i] = std::make_unique<test::SentinelGroup>(group);
+      } else {
+        test::ShardedClusterOptions cluster;
+        cluster.shards = member.shards;
+        cluster.replicas_per_shard = member.replicas_per_shard;
+        if (settings.appendonly) cluster.server_args = aof_args;
+        clusters_[i] = std::make_unique<test::ShardedCluster>(cluster);
+      }
+      nodes_.push_back(nullptr);
+      proxies_.push_back(nullptr);
+      continue;
+    }
     if (has_fake_clock(i)) set_clock(i, 0, 1.0);
     if (contains(settings.replicated_nodes, i)) {
       if (has_fake_clock(i)) {
@@ -138,9 +169,53 @@ ChaosCluster::~ChaosCluster() = default;
 
 std::vector<std::string> ChaosCluster::urls() const {
   std::vector<std::string> urls;
-  for (const auto& proxy : proxies_)
-    urls.push_back("redis://127.0.0.1:" + std::to_string(proxy->port()));
+  for (std::size_t i = 0; i < proxies_.size(); ++i) {
+    if (groups_[i]) {
+      urls.push_back(groups_[i]->url());
+    } else if (clusters_[i]) {
+      urls.push_back(clusters_[i]->url());
+    } else {
+      urls.push_back("redis://127.0.0.1:" + std::to_string(proxies_[i]->port()));
+    }
+  }
   return urls;
+}
+
+FaultProxy& ChaosCluster::proxy(std::size_t node) {
+  if (!proxies_.at(node)) {
+    throw std::logic_error("node " + std::to_string(node) + " is reached without a proxy");
+  }
+  return *proxies_[node];
+}
+
+test::SentinelGroup& ChaosCluster::sentinel_group(std::size_t node) {
+  if (!groups_.at(node)) {
+    throw std::logic_error("node " + std::to_string(node) + " is not a Sentinel group");
+  }
+  return *groups_[node];
+}
+
+test::ShardedCluster& ChaosCluster::redis_cluster(std::size_t node) {
+  if (!clusters_.at(node)) {
+    throw std::logic_error("node " + std::to_string(node) + " is not a Redis Cluster");
+  }
+  return *clusters_[node];
+}
+
+test::RedisServer& ChaosCluster::node(std::size_t node) {
+  if (groups_.at(node)) return groups_[node]->master();
+  return standalone(node);
+}
+
+test::RedisServer& ChaosCluster::standalone(std::size_t node) {
+  if (!nodes_.at(node)) {
+    throw std::logic_error("node " + std::to_string(node) + " is not a standalone master");
+  }
+  return *nodes_[node];
+}
+
+MemberKind ChaosCluster::kind(std::size_t node) const {
+  return node < settings_.members.size() ? settings_.members[node].kind : MemberKind::standalone;
 }
 
 std::unique_ptr<test::RedisServer> ChaosCluster::start(std::size_t node,
@@ -151,16 +226,16 @@ std::unique_ptr<test::RedisServer> ChaosCluster::start(std::size_t node,
 }
 
 void ChaosCluster::kill9(std::size_t node) {
-  nodes_.at(node)->kill9();
+  standalone(node).kill9();
 }
 
 void ChaosCluster::restart(std::size_t node) {
   if (!has_fake_clock(node)) {
-    nodes_.at(node)->restart();
+    standalone(node).restart();
     return;
   }
   FakeClockEnvironment environment(fake_clock_library_, clock_file(node));
-  nodes_.at(node)->restart();
+  standalone(node).restart();
 }
 
 void ChaosCluster::set_clock(std::size_t node, long long offset_ms, double rate) {

@@ -2,7 +2,10 @@
 // The system under test of one scenario: N lock nodes (real redis-server processes), a
 // FaultProxy in front of each (clients only ever see the proxies), a separate Redis as the
 // fenced store (never faulted: it stands for the application's database), and a clock
-// control file for each node started under the fake clock.
+// control file for each node started under the fake clock. A member may instead be a
+// Sentinel group or a Redis Cluster (tests/support's fixtures), which clients reach
+// directly: both announce their servers' own addresses, so no proxy can stand in front,
+// and their faults are the processes' own (pause, kill, failover, resharding).
 //
 // Not thread-safe: the runner's main thread starts it and runs every action (the nodes
 // die with the thread that started them, see redis_server.hpp).
@@ -14,8 +17,25 @@
 
 #include "proxy/fault_proxy.hpp"
 #include "support/redis_server.hpp"
+#include "support/sentinel_group.hpp"
+#include "support/sharded_cluster.hpp"
 
 namespace redlock::chaos {
+
+enum class MemberKind { standalone, sentinel_group, redis_cluster };
+
+/// What one member is, when it is not a standalone master.
+struct MemberSettings {
+  MemberKind kind = MemberKind::standalone;
+  /// A Sentinel group's replicas. One, where clients use replicas_to_ack 1: with two, one
+  /// not yet re-pointed by the sentinels still acknowledges the old master (docs/safety.md,
+  /// "Sentinel groups").
+  std::size_t replicas = 1;
+  std::size_t sentinels = 3;
+  /// A Redis Cluster's shards, and replicas of each (0: no failover possible).
+  std::size_t shards = 3;
+  std::size_t replicas_per_shard = 0;
+};
 
 struct ClusterSettings {
   std::size_t nodes = 5;
@@ -27,6 +47,9 @@ struct ClusterSettings {
   /// a fault proxy of its own: see pause_replication() and fail_over(). Each also has a
   /// second client proxy (second_url()), for split().
   std::vector<std::size_t> replicated_nodes;
+  /// The members that are not standalone masters, by node index (shorter than `nodes`,
+  /// or empty: the rest are). appendonly applies to their servers too.
+  std::vector<MemberSettings> members;
 };
 
 class ChaosCluster {
@@ -37,17 +60,23 @@ class ChaosCluster {
   ~ChaosCluster();
 
   std::size_t size() const { return nodes_.size(); }
-  /// The lock nodes as clients must see them: through the proxies.
+  /// The lock nodes as clients must see them: through the proxies (a Sentinel group's or
+  /// a cluster's own URL for such a member).
   std::vector<std::string> urls() const;
   std::string store_url() const { return store_->url(); }
 
-  FaultProxy& proxy(std::size_t node) { return *proxies_.at(node); }
+  /// Throws std::logic_error for a Sentinel group or cluster member, which has none.
+  FaultProxy& proxy(std::size_t node);
+  /// Throw std::logic_error for a member of another kind.
+  test::SentinelGroup& sentinel_group(std::size_t node);
+  test::ShardedCluster& redis_cluster(std::size_t node);
   /// A replicated node's second client proxy: the same server as urls() shows, except
   /// during a split(). Throws std::logic_error for a node without a replica.
   std::string second_url(std::size_t node) const;
   /// The node's server; for a replicated node, its master at the time (the old one during
-  /// a split()).
-  test::RedisServer& node(std::size_t node) { return *nodes_.at(node); }
+  /// a split()); for a Sentinel group, the master its sentinels name. Throws
+  /// std::logic_error for a cluster member.
+  test::RedisServer& node(std::size_t node);
   /// Partitions a replicated node's replication link: its replica misses every write
   /// from now until the next fail_over().
   void pause_replication(std::size_t node);
@@ -69,6 +98,7 @@ class ChaosCluster {
   /// over the link. Returns once that sync is done, or after 5 s.
   void heal(std::size_t node);
   /// kill -9, then start again on the same port (with its fake clock, if it had one).
+  /// Standalone members only (std::logic_error otherwise).
   void kill9(std::size_t node);
   void restart(std::size_t node);
   /// Rewrites the node's clock file: wall clock `offset_ms` ahead, running at `rate`.
@@ -81,6 +111,9 @@ class ChaosCluster {
   /// Throws std::logic_error for a node without a replica.
   FaultProxy& replication_link(std::size_t node);
   std::string clock_file(std::size_t node) const;
+  MemberKind kind(std::size_t node) const;
+  /// Throws std::logic_error for a Sentinel group or cluster member.
+  test::RedisServer& standalone(std::size_t node);
 
   ClusterSettings settings_;
   std::string dir_;
@@ -90,8 +123,12 @@ class ChaosCluster {
   // Indexed by node, null for a node without a replica.
   std::vector<std::unique_ptr<test::RedisServer>> replicas_;
   std::vector<std::unique_ptr<FaultProxy>> links_;
+  // Indexed by node, null for a member of another kind.
+  std::vector<std::unique_ptr<test::SentinelGroup>> groups_;
+  std::vector<std::unique_ptr<test::ShardedCluster>> clusters_;
   std::vector<bool> split_;
   // After the nodes, so that the proxies close their connections before the nodes die.
+  // Null for a Sentinel group or cluster member.
   std::vector<std::unique_ptr<FaultProxy>> proxies_;
   // Indexed by node, null for a node without a replica.
   std::vector<std::unique_ptr<FaultProxy>> second_proxies_;

@@ -181,6 +181,7 @@ json run_scenario(const Scenario& scenario, const Config& config) {
     EventLog faults(dir + "/runner.jsonl");
     std::vector<WorkerProcess> workers;
     const std::string stall_ms = std::to_string((w.ttl * 3 / 2).count()) + "ms";
+    const std::string key_prefix = "chaos:" + scenario.name + ":";
     for (int p = 0; p < w.processes; ++p) {
       const std::string id = "w" + std::to_string(p);
       workers.emplace_back(config.worker,
@@ -209,7 +210,7 @@ json run_scenario(const Scenario& scenario, const Config& config) {
                                                     "--stall",
                                                     stall_ms,
                                                     "--prefix",
-                                                    "chaos:" + scenario.name + ":",
+                                                    key_prefix,
                                                     "--seed",
                                                     std::to_string(p + 1),
                                                     "--foreign-threads",
@@ -227,14 +228,18 @@ json run_scenario(const Scenario& scenario, const Config& config) {
                                                     "--member-guard",
                                                     w.member_guard ? "on" : "off",
                                                     "--replicas-to-ack",
-                                                    std::to_string(w.replicas_to_ack)},
+                                                    std::to_string(w.replicas_to_ack),
+                                                    "--quorum",
+                                                    std::to_string(w.quorum),
+                                                    "--allow-two-masters",
+                                                    w.allow_two_masters ? "on" : "off"},
                            dir + "/worker-" + id + ".log");
     }
     const auto t0 = Clock::now();
     std::vector<Action> actions = scenario.schedule(config.duration, w);
     std::stable_sort(actions.begin(), actions.end(),
                      [](const Action& a, const Action& b) { return a.at < b.at; });
-    ScenarioContext context{cluster, workers};
+    ScenarioContext context{cluster, workers, key_prefix};
     for (const Action& action : actions) {
       std::this_thread::sleep_until(t0 + action.at);
       faults.append_line(

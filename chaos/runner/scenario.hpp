@@ -53,12 +53,19 @@ struct WorkerSettings {
   bool member_guard = true;
   /// Options::member_guard.replicas_to_ack of the workers (0: no WAIT).
   int replicas_to_ack = 0;
+  /// Options::quorum of the workers (0: a majority).
+  int quorum = 0;
+  /// Options::member_guard.allow_two_masters of the workers: Sentinel group members with
+  /// neither replicas_to_ack nor a quorum that absorbs a double vote.
+  bool allow_two_masters = false;
 };
 
 /// What a scheduled action may act on.
 struct ScenarioContext {
   ChaosCluster& cluster;
   std::vector<WorkerProcess>& workers;
+  /// The workers' key prefix (their --prefix): a fault may aim at the shard of a key.
+  std::string key_prefix;
 };
 
 struct Action {

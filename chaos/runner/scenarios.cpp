@@ -1,7 +1,14 @@
 // The scenario catalogue. Times are fractions of the run's duration, so the short mode
 // (ctest) and a soak run share one definition.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -163,6 +170,382 @@ WorkerSettings split_clients() {
   w.unreachable = {{3, 4}, {1, 2}};
   w.second_proxy = {{}, {0}};
   return w;
+}
+
+// Sentinel groups and clusters as members. No proxy can stand in front of them (they
+// announce their servers' own addresses), so their faults are the processes' own.
+
+using SteadyClock = std::chrono::steady_clock;
+
+ClusterSettings members_of(MemberSettings member, std::size_t count) {
+  ClusterSettings cluster;
+  cluster.nodes = count;
+  cluster.members.assign(count, member);
+  // Every kill below restarts at once: an fsync'd AOF keeps what was acknowledged, the
+  // fencing counters too, so token order stays in the model.
+  cluster.appendonly = true;
+  return cluster;
+}
+
+MemberSettings sentinel_group_member() {
+  MemberSettings member;
+  member.kind = MemberKind::sentinel_group;
+  member.replicas = 1;
+  member.sentinels = 3;
+  return member;
+}
+
+MemberSettings cluster_member() {
+  MemberSettings member;
+  member.kind = MemberKind::redis_cluster;
+  member.shards = 3;
+  member.replicas_per_shard = 1;
+  return member;
+}
+
+bool has_online_replica(test::RedisServer& master) {
+  try {
+    const std::string info = test::SentinelGroup::ask(master, {"INFO", "replication"}).str;
+    return info.find("connected_slaves:0") == std::string::npos &&
+           info.find("state=online") != std::string::npos;
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+}
+
+// Each fault on a group waits for the group to be whole again: the sentinels refuse a
+// failover with no replica in sync, and with replicas_to_ack 1 a group whose master has
+// no replica counts for nobody, so back-to-back faults would only take it out longer.
+void await_replica(test::SentinelGroup& group) {
+  const auto until = SteadyClock::now() + std::chrono::seconds(15);
+  while (SteadyClock::now() < until) {
+    try {
+      if (has_online_replica(group.master())) return;
+    } catch (const std::runtime_error&) {
+      // No sentinel names a master while a failover is under way.
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+}
+
+// A master the sentinels replaced comes back a master; they demote it only when their
+// periodic INFO finds it one (about ten seconds), and until then the new master has no
+// replica. Demote it now, as they will: nothing but timing changes.
+void rejoin(test::SentinelGroup& group, test::RedisServer& old_master) {
+  const std::uint16_t named = group.named_master_port();
+  if (named == old_master.port()) return;
+  const test::Reply role = test::SentinelGroup::ask(old_master, {"ROLE"});
+  if (!role.elements.empty() && role.elements[0].str == "master") {
+    test::SentinelGroup::ask(old_master, {"REPLICAOF", "127.0.0.1", std::to_string(named)});
+  }
+}
+
+// SENTINEL FAILOVER, asked again while the sentinels refuse it (a replica not yet seen
+// in sync, a failover of their own under way).
+void sentinel_failover(ScenarioContext& c, std::size_t member) {
+  test::SentinelGroup& group = c.cluster.sentinel_group(member);
+  await_replica(group);
+  test::RedisServer& old_master = group.master();
+  const auto until = SteadyClock::now() + std::chrono::seconds(10);
+  for (;;) {
+    try {
+      group.failover(test::SentinelGroup::Until::switched, std::chrono::seconds(10));
+      break;
+    } catch (const std::runtime_error&) {
+      if (SteadyClock::now() > until) throw;
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+  }
+  rejoin(group, old_master);
+}
+
+// The master SIGSTOPped for `pause`, longer than the sentinels' down-after (500 ms): they
+// fail it over while it holds grants, and it wakes up a master beside the promoted one.
+void pause_group_master(std::vector<Action>& out, milliseconds at, std::size_t member,
+                        milliseconds pause) {
+  auto paused = std::make_shared<test::RedisServer*>(nullptr);
+  out.push_back({at,
+                 "SIGSTOP the master of member " + std::to_string(member) +
+                     " (Sentinel group) for " + std::to_string(pause.count()) + " ms",
+                 [member, paused](ScenarioContext& c) {
+                   test::SentinelGroup& group = c.cluster.sentinel_group(member);
+                   await_replica(group);
+                   *paused = &group.master();
+                   (*paused)->pause();
+                 }});
+  out.push_back({at + pause, "SIGCONT the old master of member " + std::to_string(member),
+                 [member, paused](ScenarioContext& c) {
+                   if (*paused == nullptr) return;
+                   (*paused)->resume();
+                   // Once the sentinels switched (they may still be at it), demote it.
+                   test::SentinelGroup& group = c.cluster.sentinel_group(member);
+                   const auto until = SteadyClock::now() + std::chrono::seconds(3);
+                   while (SteadyClock::now() < until) {
+                     try {
+                       if (group.named_master_port() != (*paused)->port()) {
+                         rejoin(group, **paused);
+                         return;
+                       }
+                     } catch (const std::runtime_error&) {
+                     }
+                     std::this_thread::sleep_for(milliseconds(50));
+                   }
+                 }});
+}
+
+// kill -9 of the master, restarted (its AOF) only once the sentinels promoted the
+// replica: a server restarts with its first command line, and a former replica's names
+// its first master, which is the group's master only after that failover.
+void kill_group_master(ScenarioContext& c, std::size_t member) {
+  test::SentinelGroup& group = c.cluster.sentinel_group(member);
+  await_replica(group);
+  test::RedisServer& master = group.master();
+  const std::uint16_t port = master.port();
+  master.kill9();
+  try {
+    group.wait_for_new_master(port, test::SentinelGroup::Until::switched, std::chrono::seconds(20));
+  } catch (const std::runtime_error&) {
+    master.restart();  // not left dead for the rest of the run
+    throw;
+  }
+  master.restart();
+  rejoin(group, master);
+}
+
+// The one replica of a group.
+test::RedisServer& replica_of(test::SentinelGroup& group) {
+  test::RedisServer& master = group.master();
+  for (std::size_t i = 0; i < group.servers(); ++i) {
+    if (&group.server(i) != &master) return group.server(i);
+  }
+  throw std::logic_error("a Sentinel group without a replica");
+}
+
+// Asks only the sentinels: the old master may be paused.
+void await_switch(test::SentinelGroup& group, std::uint16_t before) {
+  const auto until = SteadyClock::now() + std::chrono::seconds(20);
+  while (SteadyClock::now() < until) {
+    try {
+      if (group.named_master_port() != before) return;
+    } catch (const std::runtime_error&) {
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  throw std::runtime_error("the sentinels of " + group.master_name() +
+                           " did not fail over within 20 s");
+}
+
+// SENTINEL FAILOVER, asked again while refused (a failover of their own under way does
+// as well), for up to 5 s.
+void request_failover(test::SentinelGroup& group) {
+  const auto until = SteadyClock::now() + std::chrono::seconds(5);
+  for (;;) {
+    const test::Reply reply =
+        test::SentinelGroup::ask(group.sentinel(0), {"SENTINEL", "FAILOVER", group.master_name()});
+    if (!reply.is_error() || reply.str.find("INPROG") != std::string::npos ||
+        SteadyClock::now() > until) {
+      return;
+    }
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+}
+
+// A loopback port where nothing listens (bound, never listening: connections are
+// refused), while this lives.
+class RefusingPort {
+ public:
+  RefusingPort() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0) {
+      throw std::runtime_error("cannot reserve a loopback port");
+    }
+    port_ = ntohs(address.sin_port);
+  }
+  ~RefusingPort() { ::close(fd_); }
+  RefusingPort(const RefusingPort&) = delete;
+  RefusingPort& operator=(const RefusingPort&) = delete;
+  std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_;
+  std::uint16_t port_ = 0;
+};
+
+// Groups that fail over to replicas missing every write of the last `lag`: each replica's
+// link is cut (it is pointed at a port that refuses it, as a partition between the two
+// would: a SIGSTOPped replica would find every write waiting in its socket when it
+// resumes), the masters go on granting; then the masters are SIGSTOPped and the replicas
+// promoted. Once every group switched the old masters are resumed and follow the new
+// ones, their data replaced by a full sync. A failover to a lagging replica on a real
+// group; several groups at once, so that the grants they lose can add up to a quorum.
+void lagging_failover(std::vector<Action>& out, milliseconds at,
+                      const std::vector<std::size_t>& members, milliseconds lag) {
+  using Pair = std::pair<test::RedisServer*, test::RedisServer*>;  // master, replica
+  auto servers = std::make_shared<std::vector<Pair>>();
+  auto nowhere = std::make_shared<RefusingPort>();
+  out.push_back({at,
+                 "the replication links of members " + list(members) +
+                     " (Sentinel groups) cut: their replicas miss every write from now",
+                 [members, servers, nowhere](ScenarioContext& c) {
+                   servers->clear();
+                   // Every group whole first, then every link cut at once: the sentinels
+                   // promote no replica whose link has been down for over 10 x down-after
+                   // (5 s), so the cuts must not wait on each other.
+                   for (std::size_t m : members) await_replica(c.cluster.sentinel_group(m));
+                   for (std::size_t m : members) {
+                     test::SentinelGroup& group = c.cluster.sentinel_group(m);
+                     servers->emplace_back(&group.master(), &replica_of(group));
+                   }
+                   for (const auto& [master, replica] : *servers) {
+                     test::SentinelGroup::ask(
+                         *replica, {"REPLICAOF", "127.0.0.1", std::to_string(nowhere->port())});
+                   }
+                 }});
+  out.push_back({at + lag,
+                 "the masters of members " + list(members) + " SIGSTOPped and their replicas, " +
+                     std::to_string(lag.count()) + " ms behind, promoted (SENTINEL FAILOVER)",
+                 [members, servers](ScenarioContext& c) {
+                   for (const auto& [master, replica] : *servers) master->pause();
+                   // Asked for, rather than left to the sentinels' down-after and vote:
+                   // the failover then takes about a second instead of two, and the
+                   // holders it overtakes need hold no longer than that.
+                   for (std::size_t m : members) request_failover(c.cluster.sentinel_group(m));
+                   std::string failed;
+                   for (std::size_t i = 0; i < servers->size(); ++i) {
+                     try {
+                       await_switch(c.cluster.sentinel_group(members[i]),
+                                    (*servers)[i].first->port());
+                     } catch (const std::runtime_error& error) {
+                       failed += std::string(failed.empty() ? "" : "; ") + error.what();
+                     }
+                   }
+                   for (std::size_t i = 0; i < servers->size(); ++i) {
+                     const auto& [master, replica] = (*servers)[i];
+                     test::SentinelGroup& group = c.cluster.sentinel_group(members[i]);
+                     master->resume();
+                     if (group.named_master_port() == master->port()) {
+                       // Not failed over: the replica follows its master again.
+                       test::SentinelGroup::ask(
+                           *replica, {"REPLICAOF", "127.0.0.1", std::to_string(master->port())});
+                     } else {
+                       rejoin(group, *master);
+                     }
+                   }
+                   if (!failed.empty()) throw std::runtime_error(failed);
+                 }});
+}
+
+// Every `period` one fault, the members in turn: a SENTINEL FAILOVER, the master paused
+// past the TTL (and the sentinels' down-after: they fail it over), the master killed and
+// restarted after their failover, and with four members or more, a failover of four
+// groups at once to replicas that missed every write of the last two seconds (four, so
+// that three of them, a quorum, have switched before the slowest).
+std::vector<Action> sentinel_group_faults(milliseconds d, const WorkerSettings& w,
+                                          const std::vector<std::size_t>& members,
+                                          milliseconds period) {
+  std::vector<Action> out;
+  const int kinds = members.size() >= 4 ? 4 : 3;
+  every(out, at_fraction(d, 0.05), at_fraction(d, 0.85), period, [&](int i, milliseconds at) {
+    const auto member = [&](int k) {
+      return members[static_cast<std::size_t>(i + k) % members.size()];
+    };
+    const std::size_t m = member(0);
+    switch (i % kinds) {
+      case 0:
+        return Action{at, "SENTINEL FAILOVER of member " + std::to_string(m),
+                      [m](ScenarioContext& c) { sentinel_failover(c, m); }};
+      case 1: {
+        std::vector<Action> pause;
+        pause_group_master(pause, at, m, w.ttl + milliseconds(500));
+        out.push_back(pause[1]);
+        return pause[0];
+      }
+      case 2:
+        return Action{at,
+                      "kill -9 the master of member " + std::to_string(m) +
+                          ", restarted (AOF) after the sentinels' failover",
+                      [m](ScenarioContext& c) { kill_group_master(c, m); }};
+      default: {
+        std::vector<Action> lagging;
+        lagging_failover(lagging, at, {m, member(1), member(2), member(3)}, milliseconds(2000));
+        out.push_back(lagging[1]);
+        return lagging[0];
+      }
+    }
+  });
+  return out;
+}
+
+// The master of a cluster member's shard that holds `key` now.
+test::RedisServer& shard_of(ScenarioContext& c, std::size_t member, const std::string& key) {
+  return c.cluster.redis_cluster(member).owner_of(c.key_prefix + key);
+}
+
+// Moves `key`'s slot, with its keys, to another running master of the cluster.
+void move_slot_of(ScenarioContext& c, std::size_t member, const std::string& key) {
+  test::ShardedCluster& cluster = c.cluster.redis_cluster(member);
+  test::RedisServer& owner = cluster.owner_of(c.key_prefix + key);
+  const auto slot =
+      static_cast<std::uint16_t>(owner.command({"CLUSTER", "KEYSLOT", c.key_prefix + key}).integer);
+  for (std::size_t i = 0; i < cluster.servers(); ++i) {
+    test::RedisServer& server = cluster.server(i);
+    if (&server == &owner || !server.running() || server.paused()) continue;
+    const test::Reply role = server.command({"ROLE"});
+    if (!role.elements.empty() && role.elements[0].str == "master") {
+      cluster.move_slot(slot, server);
+      return;
+    }
+  }
+  throw std::runtime_error("no other master to move slot " + std::to_string(slot) + " to");
+}
+
+// Every `period` one fault on one cluster member, the members in turn, aimed at the
+// shard of a contended key: its master paused past the TTL (and short of
+// cluster-node-timeout, 2 s, so the cluster does not fail it over: it wakes up and grants
+// again), its master killed and restarted with its AOF, CLUSTER FAILOVER to its replica,
+// its slot moved to another master while the workers contend for it.
+std::vector<Action> cluster_faults(milliseconds d, const WorkerSettings& w,
+                                   const std::vector<std::size_t>& members, milliseconds period) {
+  std::vector<Action> out;
+  const std::vector<std::string> keys = {"0", "rw:0", "1"};
+  every(out, at_fraction(d, 0.05), at_fraction(d, 0.85), period, [&](int i, milliseconds at) {
+    const std::size_t m = members[static_cast<std::size_t>(i) % members.size()];
+    const std::string key = keys[static_cast<std::size_t>(i) % keys.size()];
+    const std::string shard = " the shard of " + key + " on member " + std::to_string(m);
+    switch (i % 4) {
+      case 0: {
+        const milliseconds pause = w.ttl + milliseconds(300);
+        auto paused = std::make_shared<test::RedisServer*>(nullptr);
+        out.push_back({at + pause, "SIGCONT" + shard, [paused](ScenarioContext&) {
+                         if (*paused != nullptr) (*paused)->resume();
+                       }});
+        return Action{
+            at, "SIGSTOP the master of" + shard + " for " + std::to_string(pause.count()) + " ms",
+            [m, key, paused](ScenarioContext& c) {
+              *paused = &shard_of(c, m, key);
+              (*paused)->pause();
+            }};
+      }
+      case 1:
+        return Action{at, "kill -9 and restart (AOF) the master of" + shard,
+                      [m, key](ScenarioContext& c) { shard_of(c, m, key).restart(); }};
+      case 2:
+        return Action{at, "CLUSTER FAILOVER of" + shard + " to its replica",
+                      [m, key](ScenarioContext& c) {
+                        test::ShardedCluster& cluster = c.cluster.redis_cluster(m);
+                        cluster.fail_over_to(cluster.replica_of(shard_of(c, m, key)));
+                      }};
+      default:
+        return Action{
+            at, "slot of " + key + " on member " + std::to_string(m) + " moved to another master",
+            [m, key](ScenarioContext& c) { move_slot_of(c, m, key); }};
+    }
+  });
+  return out;
 }
 
 }  // namespace
@@ -594,6 +977,127 @@ std::vector<Scenario> all_scenarios() {
                  lowered,
                  [](milliseconds, const WorkerSettings&) { return std::vector<Action>{}; },
                  "election"});
+  }
+
+  {
+    // Five Sentinel groups (a master, one replica, three sentinels; AOF fsync'd always),
+    // every 2.5 s one fault, in turn: a failover, a pause, a kill, and four groups failed
+    // over at once to replicas 2 s behind. Each grant counts only once the group's one
+    // replica acknowledged it (replicas_to_ack 1, the remedy docs/safety.md names for
+    // groups that may have two masters): a paused master wakes up a master beside the
+    // promoted replica, a SENTINEL FAILOVER leaves the old master one until the sentinels
+    // demote it, and a lagging replica acknowledges nothing. The member guard is on (its
+    // default). Two keys per primitive, holds of 2.5 s: a holder granted while the
+    // replicas lag still holds when they have been promoted (about a second after the
+    // masters stop), so a grant counted without its replica would be overtaken there. A
+    // ttl just above the hold: the lock a holder released on the masters stays on the
+    // lagging replicas until its ttl, and would refuse the next holder's rival there.
+    WorkerSettings load = contended();
+    load.keys = 2;
+    load.ttl = milliseconds(2700);
+    load.wait = milliseconds(500);
+    load.hold = milliseconds(2500);
+    load.replicas_to_ack = 1;
+    const auto schedule = [](milliseconds d, const WorkerSettings& w) {
+      return sentinel_group_faults(d, w, {0, 1, 2, 3, 4}, milliseconds(2500));
+    };
+    s.push_back({"sentinel_members_failovers",
+                 "five Sentinel group members (master, one replica, three sentinels, AOF): in "
+                 "turn a SENTINEL FAILOVER, the master SIGSTOPped past the TTL (the sentinels "
+                 "fail it over), the master killed and restarted after their failover, four "
+                 "groups failed over at once to replicas 2 s behind; replicas_to_ack 1",
+                 true, false, members_of(sentinel_group_member(), 5), load, schedule});
+
+    // The same with neither remedy (allow_two_masters, as a fleet whose servers do not
+    // refuse such writes would set it) and the member guard off: grants the promoted
+    // replicas never had count, and the checker must see the overlaps.
+    WorkerSettings unacked = load;
+    unacked.replicas_to_ack = 0;
+    unacked.allow_two_masters = true;
+    unacked.member_guard = false;
+    s.push_back({"sentinel_members_unacked",
+                 "sentinel_members_failovers with replicas_to_ack 0, allow_two_masters and the "
+                 "member guard off",
+                 false, true, members_of(sentinel_group_member(), 5), unacked, schedule});
+
+    // The same groups and faults with leader elections granted by 2 members instead of
+    // a majority, while each worker process misses another minority of the members: a
+    // leader of worker 0 holds members 0-2, and a candidate of worker 1, which sees 2-4,
+    // still finds 3 and 4 free. The checker must see the two leaders on these members.
+    WorkerSettings lowered = split_views();
+    lowered.primitive = "election";
+    lowered.keys = 1;
+    lowered.threads = 2;
+    lowered.unsafe_election_quorum = 2;
+    lowered.replicas_to_ack = 1;
+    s.push_back({"sentinel_members_quorum_lowered",
+                 "TEST ONLY: sentinel_members_failovers with leader elections granted by 2 "
+                 "members instead of a majority (--unsafe-election-quorum 2), each worker "
+                 "missing another minority of the members",
+                 false, true, members_of(sentinel_group_member(), 5), lowered, schedule,
+                 "election"});
+  }
+
+  {
+    // Five Redis Clusters of three shards, each shard a master and a replica (AOF fsync'd
+    // always), every 1.5 s one fault on the shard holding a contended key, the members in
+    // turn. replicas_to_ack 0: a cluster member is not refused (a master cut off from its
+    // cluster stops taking writes before a replica may replace it), and a CLUSTER FAILOVER
+    // waits for the replica to catch up; the member guard covers the promoted replica and
+    // the restarted master, each for the TTL.
+    WorkerSettings load;
+    load.hold = milliseconds(100);
+    s.push_back({"cluster_members_faults",
+                 "five Redis Cluster members of three shards with a replica each (AOF): in turn "
+                 "the master of a contended key's shard SIGSTOPped past the TTL, killed and "
+                 "restarted, failed over to its replica (CLUSTER FAILOVER), and the key's slot "
+                 "moved to another master during contention",
+                 true, false, members_of(cluster_member(), 5), load,
+                 [](milliseconds d, const WorkerSettings& w) {
+                   return cluster_faults(d, w, {0, 1, 2, 3, 4}, milliseconds(1500));
+                 }});
+  }
+
+  {
+    // One fleet of every kind: Sentinel groups 0 and 1, clusters 2 and 3, and node 4 a
+    // standalone master behind its proxy. A cluster member cannot take replicas_to_ack
+    // (its WAIT would not follow each write to the shard that took it), so the groups'
+    // two masters are absorbed by the quorum instead: 4 of 5, so that two quorums share
+    // two members (docs/safety.md, "Sentinel groups"). The two schedules above on their
+    // members, and node 4 SIGSTOPped past the TTL and killed and restarted (AOF) in turn.
+    ClusterSettings mixed;
+    mixed.members = {sentinel_group_member(), sentinel_group_member(), cluster_member(),
+                     cluster_member()};
+    mixed.appendonly = true;
+    WorkerSettings load;
+    load.hold = milliseconds(100);
+    load.quorum = 4;
+    s.push_back(
+        {"mixed_members_faults",
+         "Sentinel groups 0-1, Redis Clusters 2-3 and a standalone master 4: the "
+         "Sentinel and cluster faults of the two scenarios above on their members, "
+         "node 4 SIGSTOPped and killed; quorum 4 of 5",
+         true, false, mixed, load, [](milliseconds d, const WorkerSettings& w) {
+           std::vector<Action> out = sentinel_group_faults(d, w, {0, 1}, milliseconds(4000));
+           for (Action& a : cluster_faults(d, w, {2, 3}, milliseconds(4000))) {
+             a.at += milliseconds(1300);
+             out.push_back(std::move(a));
+           }
+           every(out, at_fraction(d, 0.05) + milliseconds(2600), at_fraction(d, 0.85),
+                 milliseconds(4000), [&](int i, milliseconds at) {
+                   if (i % 2 == 1) {
+                     return Action{at, "kill -9 and restart (AOF) node 4", [](ScenarioContext& c) {
+                                     c.cluster.kill9(4);
+                                     c.cluster.restart(4);
+                                   }};
+                   }
+                   out.push_back({at + w.ttl + milliseconds(300), "SIGCONT node 4",
+                                  [](ScenarioContext& c) { c.cluster.node(4).resume(); }});
+                   return Action{at, "SIGSTOP node 4",
+                                 [](ScenarioContext& c) { c.cluster.node(4).pause(); }};
+                 });
+           return out;
+         }});
   }
   return s;
 }

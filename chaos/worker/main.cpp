@@ -9,7 +9,8 @@
 //       [--stall-every N] [--stall 1500ms] [--node-timeout 0] [--prefix chaos:] [--seed N]
 //       [--foreign-threads 0] [--primitive exclusive|rw|semaphore|multi|mix|election]
 //       [--permits 2] [--unsafe-permit-quorum Q] [--unsafe-election-quorum Q]
-//       [--unfenced-every 0] [--member-guard on|off] [--replicas-to-ack R]
+//       [--unfenced-every 0] [--member-guard on|off] [--replicas-to-ack R] [--quorum Q]
+//       [--allow-two-masters on|off]
 //
 // --primitive picks what the threads take (each primitive on keys of its own, as a key
 // serves one kind of lock): exclusive locks with fencing (half of them, at random, held
@@ -108,6 +109,11 @@ struct Config {
   bool member_guard = true;
   // Options::member_guard.replicas_to_ack (0: no WAIT).
   int replicas_to_ack = 0;
+  // Options::quorum (0: a majority).
+  int quorum = 0;
+  // Options::member_guard.allow_two_masters: Sentinel group members without either
+  // remedy, to show what a failover does without them.
+  bool allow_two_masters = false;
 };
 
 [[noreturn]] void usage(const std::string& why) {
@@ -118,7 +124,8 @@ struct Config {
                " [--foreign-threads N] [--primitive exclusive|rw|semaphore|multi|mix|election]"
                " [--permits K] [--unsafe-permit-quorum Q] [--unsafe-election-quorum Q]"
                " [--unfenced-every N]"
-               " [--member-guard on|off] [--replicas-to-ack R]\n";
+               " [--member-guard on|off] [--replicas-to-ack R] [--quorum Q]"
+               " [--allow-two-masters on|off]\n";
   std::exit(2);
 }
 
@@ -130,6 +137,21 @@ std::vector<std::string> split(std::string_view text, char separator) {
     if (end == std::string_view::npos) end = text.size();
     if (end > start) out.emplace_back(text.substr(start, end - start));
     start = end + 1;
+  }
+  return out;
+}
+
+// A Sentinel group's or a cluster's URL lists its hosts with commas too, so a comma
+// starts a new member only where a scheme follows: "redis-sentinel://h:1,h:2/name,redis://h:3"
+// is two members.
+std::vector<std::string> split_urls(std::string_view text) {
+  std::vector<std::string> out;
+  for (std::string& piece : split(text, ',')) {
+    if (out.empty() || piece.find("://") != std::string::npos) {
+      out.push_back(std::move(piece));
+    } else {
+      out.back() += "," + piece;
+    }
   }
   return out;
 }
@@ -153,7 +175,7 @@ Config parse(int argc, char** argv) {
       }
     };
     if (flag == "--nodes") {
-      c.nodes = split(value, ',');
+      c.nodes = split_urls(value);
     } else if (flag == "--store") {
       c.store = value;
     } else if (flag == "--events") {
@@ -199,6 +221,13 @@ Config parse(int argc, char** argv) {
       c.member_guard = value == "on";
     } else if (flag == "--replicas-to-ack") {
       c.replicas_to_ack = count();
+    } else if (flag == "--quorum") {
+      c.quorum = count();
+    } else if (flag == "--allow-two-masters") {
+      if (value != "on" && value != "off") {
+        usage("--allow-two-masters takes on or off, got " + value);
+      }
+      c.allow_two_masters = value == "on";
     } else if (flag == "--seed") {
       c.seed = static_cast<unsigned>(count());
     } else {
@@ -431,6 +460,8 @@ int main(int argc, char** argv) {
     options.member_guard.observed_restarts = config.member_guard;
     options.member_guard.longest_ttl = config.ttl;
     options.member_guard.replicas_to_ack = config.replicas_to_ack;
+    options.quorum = config.quorum;
+    options.member_guard.allow_two_masters = config.allow_two_masters;
     std::shared_ptr<redlock::Client> client;
     std::unique_ptr<LoweredPermitQuorum> lowered;
     if (config.unsafe_permit_quorum > 0) {

@@ -155,7 +155,9 @@ void ShardedCluster::move_slot(std::uint16_t slot, RedisServer& to) {
   checked(to, {"CLUSTER", "SETSLOT", slot_text, "NODE", to_id});
   checked(*from, {"CLUSTER", "SETSLOT", slot_text, "NODE", to_id});
   for (const auto& server : servers_) {
-    if (server.get() != &to && server.get() != from) {
+    // Replicas refuse SETSLOT; they learn the owner from their masters' gossip.
+    if (server.get() != &to && server.get() != from &&
+        server->command({"ROLE"}).elements.at(0).str == "master") {
       checked(*server, {"CLUSTER", "SETSLOT", slot_text, "NODE", to_id});
     }
   }
