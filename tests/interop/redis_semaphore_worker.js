@@ -77,7 +77,7 @@ function parseArgs(argv) {
   const ignored = new Set([
     '--store', '--stall-every', '--stall', '--node-timeout', '--foreign-threads',
     '--unsafe-permit-quorum', '--unsafe-election-quorum', '--unfenced-every',
-    '--member-guard', '--replicas-to-ack',
+    '--member-guard', '--replicas-to-ack', '--allow-two-masters',
   ]);
   for (let i = 0; i < argv.length; i += 2) {
     const flag = argv[i];
@@ -87,6 +87,10 @@ function parseArgs(argv) {
     else if (flag === '--events') c.events = value;
     else if (flag === '--id') c.id = value;
     else if (flag === '--prefix') c.prefix = value;
+    // Its own plain majority only: a scenario that sets a quorum is not for this worker.
+    else if (flag === '--quorum') {
+      if (value !== '0') usage(`only --quorum 0 (a majority) is supported, got ${value}`);
+    }
     else if (flag === '--primitive') {
       if (value !== 'semaphore') usage(`only --primitive semaphore is supported, got ${value}`);
     } else if (flag in durations) c[durations[flag]] = parseDuration(value, flag);
