@@ -22,14 +22,13 @@
 
 #include "client/engine/engine.hpp"
 #include "client/nodes/node.hpp"
+#include "inert_node.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
-using redlock::detail::Announce;
-using redlock::detail::HolderTtl;
+using redlock::detail::InertNode;
 using redlock::detail::Node;
-using redlock::detail::NodeCallback;
 
 // Every password the fuzzer writes starts with this, so a leak is a plain substring.
 constexpr std::string_view secret = "Zs3cr3tPw";
@@ -38,25 +37,6 @@ constexpr std::string_view secret = "Zs3cr3tPw";
   std::fprintf(stderr, "fuzz_options: %s\n  %s\n", what, detail.c_str());
   std::abort();
 }
-
-class InertNode final : public Node {
- public:
-  explicit InertNode(std::string name) : name_(std::move(name)) {}
-  const std::string& name() const noexcept override { return name_; }
-  void acquire(std::string_view, std::string_view, std::chrono::milliseconds, bool, HolderTtl,
-               std::chrono::milliseconds, NodeCallback) override {}
-  void release(std::string_view, std::string_view, Announce, std::chrono::milliseconds,
-               NodeCallback) override {}
-  void extend(std::string_view, std::string_view, std::chrono::milliseconds,
-              std::chrono::milliseconds, NodeCallback) override {}
-  void fence(std::string_view, std::string_view, std::uint64_t, std::chrono::milliseconds,
-             NodeCallback) override {}
-  void inspect(std::string_view, std::chrono::milliseconds, NodeCallback) override {}
-  void close() override {}
-
- private:
-  std::string name_;
-};
 
 std::unique_ptr<Node> make_inert(uv_loop_s*, redlock::net::ConnectionOptions options) {
   return std::make_unique<InertNode>(options.endpoint.display);

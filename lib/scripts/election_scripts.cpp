@@ -18,7 +18,7 @@ if holder ~= ARGV[1] then
 end
 redis.call('SET', KEYS[2], ARGV[2])
 local message = 'elected ' .. ARGV[2]
-if ARGV[4] == '1' then
+if ARGV[4] == 's' then
   if type(redis.pcall('SPUBLISH', ARGV[3], message)) == 'table' then
     redis.call('PUBLISH', ARGV[3], message)
   end

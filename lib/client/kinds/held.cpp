@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "client/engine/engine.hpp"
-#include "client/kinds/key_set_slots.hpp"
 #include "client/kinds/lock_state.hpp"
 #include "client/rounds/round.hpp"
 #include "client/util/messages.hpp"
@@ -22,13 +21,6 @@ using core::Clock;
 using std::chrono::milliseconds;
 
 namespace {
-
-// The family scripts' announce argument: a cluster member announces on the key's shard
-// alone (SPUBLISH, family_scripts.hpp), every other member to all its subscribers.
-std::string_view announce_flag(const Node& node, Announce announce) {
-  if (announce == Announce::no) return "0";
-  return node.routes_by_slot() ? "s" : "1";
-}
 
 bool is_integer(const redisReply* reply) {
   return reply->type == REDIS_REPLY_INTEGER;
@@ -131,83 +123,55 @@ const char* mode_of(const Held& held) {
   return held.primitive == Primitive::writer ? "w" : "r";
 }
 
-// A key set's KEYS: its locks, then (with fencing) their fence counters in the same order.
-// The views point into `held`; the counters' names are kept alongside.
-struct KeySetKeys {
-  std::vector<std::string> fence_keys;
-  std::vector<std::string_view> keys;
-};
-
-KeySetKeys key_set_keys(const Node& node, const std::vector<std::string>& keys, bool fencing) {
-  KeySetKeys out;
-  out.keys.assign(keys.begin(), keys.end());
-  if (!fencing) return out;
-  out.fence_keys.reserve(keys.size());
-  for (const auto& key : keys) out.fence_keys.push_back(node.fence_key(key));
-  out.keys.insert(out.keys.end(), out.fence_keys.begin(), out.fence_keys.end());
-  return out;
+// The set's keys at `positions`, in that order.
+void add_keys(std::span<const std::string> keys, std::span<const std::size_t> positions,
+              ScriptCall& out) {
+  for (const auto at : positions) out.keys.emplace_back(keys[at]);
 }
 
-// Sends one script per slot group (`send(group, its callback)`), in parallel, and hands
-// every group's reply to `all_done` once the last has come. Node callbacks never run
-// inside the call that sends, so the count cannot reach zero before every group is sent.
-void per_slot(const std::vector<SlotGroup>& groups,
-              const std::function<void(std::size_t, NodeCallback)>& send,
-              std::function<void(std::vector<NodeReply>&&)> all_done) {
-  struct Replies {
-    std::vector<NodeReply> parts;
-    std::size_t left = 0;
-    std::function<void(std::vector<NodeReply>&&)> all_done;
-  };
-  auto replies = std::make_shared<Replies>();
-  replies->parts.resize(groups.size());
-  replies->left = groups.size();
-  replies->all_done = std::move(all_done);
-  for (std::size_t i = 0; i < groups.size(); ++i) {
-    send(i, [replies, i](NodeReply&& reply) {
-      replies->parts[i] = std::move(reply);
-      if (--replies->left == 0) replies->all_done(std::move(replies->parts));
-    });
-  }
+// With fencing, the keys' fence counters follow them in the same order.
+void add_fence_keys(const Node& node, std::span<const std::string> keys,
+                    std::span<const std::size_t> positions, ScriptCall& out) {
+  for (const auto at : positions) out.keys.push_back(out.own(node.fence_key(keys[at])));
 }
 
 void key_set_acquire(Node& node, const std::vector<std::string>& keys, std::string_view value,
-                     const std::string& ttl_ms, bool fencing, milliseconds timeout,
+                     std::string_view ttl_ms, bool fencing, milliseconds timeout,
                      NodeCallback done) {
-  const auto set = key_set_keys(node, keys, fencing);
-  const std::array<std::string_view, 3> args{value, ttl_ms, fencing ? "1" : "0"};
-  node.run_family_script(scripts::multi_acquire(), set.keys, args, timeout, interpret_family_reply,
-                         std::move(done));
+  const auto part = [&](std::span<const std::size_t> positions, ScriptCall& out) {
+    add_keys(keys, positions, out);
+    if (fencing) add_fence_keys(node, keys, positions, out);
+    out.args = {value, ttl_ms, fencing ? "1" : "0"};
+  };
+  const auto undo = [&](std::span<const std::size_t> positions, ScriptCall& out) {
+    add_keys(keys, positions, out);
+    out.args = {value, node.announce_argument(Announce::no)};
+  };
+  node.run_key_set(
+      keys, {KeySetCall::acquire, &scripts::multi_acquire(), part, &scripts::multi_release(), undo},
+      timeout, interpret_family_reply, std::move(done));
 }
 
 void key_set_release(Node& node, const std::vector<std::string>& keys, std::string_view value,
                      Announce announce, milliseconds timeout, NodeCallback done) {
-  const std::vector<std::string_view> names(keys.begin(), keys.end());
-  const std::array<std::string_view, 2> args{value, announce_flag(node, announce)};
-  node.release_by_script(scripts::multi_release(), names, args, timeout, interpret_family_reply,
-                         std::move(done));
+  const auto part = [&](std::span<const std::size_t> positions, ScriptCall& out) {
+    add_keys(keys, positions, out);
+    // Only the part with the set's first key announces: waiters listen on its channel.
+    const bool first = !positions.empty() && positions.front() == 0;
+    out.args = {value, node.announce_argument(first ? announce : Announce::no)};
+  };
+  node.run_key_set(keys, {KeySetCall::release, &scripts::multi_release(), part}, timeout,
+                   interpret_family_reply, std::move(done));
 }
 
 void key_set_extend(Node& node, const std::vector<std::string>& keys, std::string_view value,
-                    const std::string& ttl_ms, milliseconds timeout, NodeCallback done) {
-  const std::vector<std::string_view> names(keys.begin(), keys.end());
-  const std::array<std::string_view, 2> args{value, ttl_ms};
-  node.run_family_script(scripts::multi_extend(), names, args, timeout, interpret_family_reply,
-                         std::move(done));
-}
-
-// `token_at(n)`: the token of the n-th of `keys`.
-template <typename TokenAt>
-void key_set_fence(Node& node, const std::vector<std::string>& keys, std::string_view value,
-                   TokenAt token_at, milliseconds timeout, NodeCallback done) {
-  std::vector<std::string> token_texts;
-  token_texts.reserve(keys.size());
-  for (std::size_t n = 0; n < keys.size(); ++n) token_texts.push_back(std::to_string(token_at(n)));
-  std::vector<std::string_view> args{value};
-  args.insert(args.end(), token_texts.begin(), token_texts.end());
-  const auto set = key_set_keys(node, keys, /*fencing=*/true);
-  node.run_family_script(scripts::multi_fence(), set.keys, args, timeout, interpret_family_reply,
-                         std::move(done));
+                    std::string_view ttl_ms, milliseconds timeout, NodeCallback done) {
+  const auto part = [&](std::span<const std::size_t> positions, ScriptCall& out) {
+    add_keys(keys, positions, out);
+    out.args = {value, ttl_ms};
+  };
+  node.run_key_set(keys, {KeySetCall::extend, &scripts::multi_extend(), part}, timeout,
+                   interpret_family_reply, std::move(done));
 }
 
 }  // namespace
@@ -223,37 +187,7 @@ void send_family_acquire(Node& node, const Held& held, std::string_view value, m
                                   interpret_family_reply, std::move(done));
   }
   if (held.primitive == Primitive::keys) {
-    // A member that is one server takes the set in one script: no grouping to pay for.
-    if (!node.routes_by_slot()) {
-      return key_set_acquire(node, held.keys, value, ttl_ms, fencing, timeout, std::move(done));
-    }
-    auto groups = slot_groups(held.keys, /*by_slot=*/true);
-    if (groups.size() == 1) {
-      return key_set_acquire(node, held.keys, value, ttl_ms, fencing, timeout, std::move(done));
-    }
-    const auto send = [&](std::size_t i, NodeCallback part) {
-      key_set_acquire(node, groups[i].keys, value, ttl_ms, fencing, timeout, std::move(part));
-    };
-    const std::size_t count = held.keys.size();
-    // A refusal by one slot: the slots that granted release their keys at once, since the
-    // member did not grant the set (errors leave them to the attempt's leftover release).
-    return per_slot(groups, send,
-                    [&node, groups, count, value = std::string(value), timeout,
-                     done = std::move(done)](std::vector<NodeReply>&& parts) {
-                      std::vector<std::size_t> granted;
-                      for (std::size_t i = 0; i < parts.size(); ++i) {
-                        if (parts[i].status == NodeStatus::granted) granted.push_back(i);
-                      }
-                      auto reply =
-                          combine_slot_replies(SlotCall::acquire, std::move(parts), groups, count);
-                      if (reply.status == NodeStatus::held) {
-                        for (const auto i : granted) {
-                          key_set_release(node, groups[i].keys, value, Announce::no, timeout,
-                                          [](NodeReply&&) {});
-                        }
-                      }
-                      done(std::move(reply));
-                    });
+    return key_set_acquire(node, held.keys, value, ttl_ms, fencing, timeout, std::move(done));
   }
   const std::string fence_key = node.fence_key(held.key);
   const std::string intent_ms = std::to_string(held.intent_ttl.count());
@@ -268,19 +202,7 @@ void send_family_extend(Node& node, const Held& held, std::string_view value, mi
                         milliseconds timeout, NodeCallback done) {
   const std::string ttl_ms = std::to_string(ttl.count());
   if (held.primitive == Primitive::keys) {
-    if (!node.routes_by_slot()) {
-      return key_set_extend(node, held.keys, value, ttl_ms, timeout, std::move(done));
-    }
-    const auto groups = slot_groups(held.keys, /*by_slot=*/true);
-    const auto send = [&](std::size_t i, NodeCallback part) {
-      key_set_extend(node, groups[i].keys, value, ttl_ms, timeout, std::move(part));
-    };
-    if (groups.size() == 1) return send(0, std::move(done));
-    return per_slot(
-        groups, send,
-        [groups, count = held.keys.size(), done = std::move(done)](std::vector<NodeReply>&& parts) {
-          done(combine_slot_replies(SlotCall::extend, std::move(parts), groups, count));
-        });
+    return key_set_extend(node, held.keys, value, ttl_ms, timeout, std::move(done));
   }
   const std::array<std::string_view, 1> keys{held.key};
   const std::array<std::string_view, 3> args{value, ttl_ms, mode_of(held)};
@@ -293,41 +215,10 @@ void send_family_extend(Node& node, const Held& held, std::string_view value, mi
 void send_family_release(Node& node, const Held& held, std::string_view value, Announce announce,
                          milliseconds timeout, NodeCallback done, bool keep_intent) {
   if (held.primitive == Primitive::keys) {
-    if (!node.routes_by_slot()) {
-      return key_set_release(node, held.keys, value, announce, timeout, std::move(done));
-    }
-    auto groups = slot_groups(held.keys, /*by_slot=*/true);
-    if (groups.size() == 1) {
-      return key_set_release(node, held.keys, value, announce, timeout, std::move(done));
-    }
-    // The slot of the set's first key, whose channel waiters listen on, is released last,
-    // once the others answered: a waiter woken by its announcement finds the set free.
-    std::rotate(groups.begin(), groups.begin() + 1, groups.end());
-    auto ordered = std::make_shared<const std::vector<SlotGroup>>(std::move(groups));
-    const std::vector<SlotGroup> others(ordered->begin(), ordered->end() - 1);
-    const auto send = [&](std::size_t i, NodeCallback part) {
-      key_set_release(node, others[i].keys, value, Announce::no, timeout, std::move(part));
-    };
-    return per_slot(
-        others, send,
-        [&node, ordered, count = held.keys.size(), value = std::string(value), announce, timeout,
-         done = std::move(done)](std::vector<NodeReply>&& replies) mutable {
-          // A client closing answers every call cancelled: nothing more is sent.
-          const auto cancelled = std::find_if(replies.begin(), replies.end(), [](const auto& part) {
-            return part.status == NodeStatus::cancelled;
-          });
-          if (cancelled != replies.end()) return done(NodeReply(*cancelled));
-          key_set_release(
-              node, ordered->back().keys, value, announce, timeout,
-              [ordered, replies = std::move(replies), count,
-               done = std::move(done)](NodeReply&& first_slot) mutable {
-                replies.push_back(std::move(first_slot));
-                done(combine_slot_replies(SlotCall::release, std::move(replies), *ordered, count));
-              });
-        });
+    return key_set_release(node, held.keys, value, announce, timeout, std::move(done));
   }
   const std::array<std::string_view, 1> keys{held.key};
-  const std::array<std::string_view, 4> args{value, announce_flag(node, announce), mode_of(held),
+  const std::array<std::string_view, 4> args{value, node.announce_argument(announce), mode_of(held),
                                              keep_intent ? std::string_view() : held.intent};
   const bool permit = held.primitive == Primitive::permit;
   node.release_by_script(permit ? scripts::semaphore_release() : scripts::rw_release(), keys,
@@ -348,25 +239,19 @@ void send_family_fence(Node& node, const Held& held, std::string_view value, std
 void send_key_set_fence(Node& node, const Held& held, std::string_view value,
                         const std::vector<std::uint64_t>& tokens, milliseconds timeout,
                         NodeCallback done) {
-  const auto token_of = [&tokens](std::size_t at) -> std::uint64_t {
-    return at < tokens.size() ? tokens[at] : 0;
-  };
-  if (!node.routes_by_slot()) {
-    return key_set_fence(node, held.keys, value, token_of, timeout, std::move(done));
+  std::vector<std::string> token_texts;
+  token_texts.reserve(held.keys.size());
+  for (std::size_t at = 0; at < held.keys.size(); ++at) {
+    token_texts.push_back(std::to_string(at < tokens.size() ? tokens[at] : 0));
   }
-  const auto groups = slot_groups(held.keys, /*by_slot=*/true);
-  const auto send = [&](std::size_t i, NodeCallback part) {
-    const auto& positions = groups[i].positions;
-    key_set_fence(
-        node, groups[i].keys, value, [&](std::size_t n) { return token_of(positions[n]); }, timeout,
-        std::move(part));
+  const auto part = [&](std::span<const std::size_t> positions, ScriptCall& out) {
+    add_keys(held.keys, positions, out);
+    add_fence_keys(node, held.keys, positions, out);
+    out.args = {value};
+    for (const auto at : positions) out.args.emplace_back(token_texts[at]);
   };
-  if (groups.size() == 1) return send(0, std::move(done));
-  per_slot(
-      groups, send,
-      [groups, count = held.keys.size(), done = std::move(done)](std::vector<NodeReply>&& parts) {
-        done(combine_slot_replies(SlotCall::fence, std::move(parts), groups, count));
-      });
+  node.run_key_set(held.keys, {KeySetCall::fence, &scripts::multi_fence(), part}, timeout,
+                   interpret_family_reply, std::move(done));
 }
 
 }  // namespace redlock::detail

@@ -13,6 +13,7 @@
 
 #include "client/loop/timer.hpp"
 #include "client/nodes/acquire_reply.hpp"
+#include "client/nodes/key_set_parts.hpp"
 #include "client/nodes/shard_watch.hpp"
 #include "net/cluster_slot.hpp"
 #include "net/pipeline.hpp"
@@ -106,7 +107,17 @@ class RedisNode final : public Node {
     return net::slot_companion(key, suffix).value_or(Node::companion_key(key, suffix));
   }
 
-  bool routes_by_slot() const noexcept override { return cluster_; }
+  std::string_view announce_argument(Announce announce) const noexcept override {
+    if (announce == Announce::no) return "0";
+    return cluster_ ? "s" : "1";
+  }
+
+  void run_key_set(std::span<const std::string> keys, const KeySetScript& script,
+                   std::chrono::milliseconds timeout, FamilyInterpreter interpret,
+                   NodeCallback done) override {
+    if (!cluster_) return Node::run_key_set(keys, script, timeout, interpret, std::move(done));
+    run_key_set_by_slot(*this, keys, script, timeout, interpret, std::move(done));
+  }
 
   // A cluster member's release channel, in the key's slot (as fence_key()); valid until
   // the next call on this thread. The last one named is kept, in storage reused: a round
@@ -819,6 +830,20 @@ void Node::run_family_script(const scripts::Script& script, std::span<const std:
   reply.error = make_error_code(errc::redis_error);
   reply.detail = name() + ": this node does not run the " + std::string(script.name) + " script";
   done(std::move(reply));
+}
+
+void Node::run_key_set(std::span<const std::string> keys, const KeySetScript& script,
+                       std::chrono::milliseconds timeout, FamilyInterpreter interpret,
+                       NodeCallback done) {
+  ScriptCall call;
+  std::vector<std::size_t> positions(keys.size());
+  for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = i;
+  script.part(positions, call);
+  if (script.call == KeySetCall::release) {
+    return release_by_script(*script.script, call.keys, call.args, timeout, interpret,
+                             std::move(done));
+  }
+  run_family_script(*script.script, call.keys, call.args, timeout, interpret, std::move(done));
 }
 
 std::string Node::fence_key(std::string_view key) const {

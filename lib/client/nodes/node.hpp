@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
@@ -18,6 +19,7 @@
 #include <redlock/inspection.hpp>
 
 #include "client/nodes/member_start.hpp"
+#include "client/util/function_ref.hpp"
 #include "net/connection.hpp"
 #include "scripts/script.hpp"
 
@@ -77,6 +79,37 @@ enum class HolderTtl : bool {
 /// Turns the reply of a lock-family script into a NodeReply; `where` names the node.
 using FamilyInterpreter = NodeReply (*)(const redisReply* reply, std::string_view where);
 
+/// The KEYS and ARGV of one script call. The views point into the caller's strings, which
+/// outlive the call, or into `owned`, for texts made for it (a fence counter's name, a
+/// token in decimal).
+struct ScriptCall {
+  std::vector<std::string_view> keys;
+  std::vector<std::string_view> args;
+  std::deque<std::string> owned;
+  std::string_view own(std::string text) { return owned.emplace_back(std::move(text)); }
+};
+
+/// How the replies of a key set call's parts make the member's one reply (KeySetScript).
+enum class KeySetCall { acquire, extend, release, fence };
+
+/// A KeySetScript's undo where there is none.
+inline constexpr auto no_undo = [](std::span<const std::size_t>, ScriptCall&) {};
+
+/// A lock-family script over the keys of a key set. A member may run it in parts, each on
+/// some of the set's keys (a member whose server runs a script only on keys it can place
+/// together); its one reply grants the set only when every part granted. `part` writes the
+/// KEYS and ARGV of the part made of the set's keys at `positions` (in the set's order), on
+/// the loop thread, before run_key_set returns.
+struct KeySetScript {
+  KeySetCall call = KeySetCall::acquire;
+  const scripts::Script* script = nullptr;
+  FunctionRef<void(std::span<const std::size_t> positions, ScriptCall& out)> part;
+  /// acquire: releases a part that granted when another part did not, so that no member
+  /// keeps a part of a set it did not grant as a whole. Not announced.
+  const scripts::Script* undo_script = nullptr;
+  FunctionRef<void(std::span<const std::size_t> positions, ScriptCall& out)> undo = no_undo;
+};
+
 class Node {
  public:
   virtual ~Node() = default;
@@ -95,9 +128,12 @@ class Node {
   /// The name of another key kept beside `key` (key + `suffix`, e.g. the election's
   /// leader record), placed like fence_key(): in the key's slot on a Redis Cluster member.
   virtual std::string companion_key(std::string_view key, std::string_view suffix) const;
-  /// Whether a script runs only on keys of one slot here (a Redis Cluster member): a key
-  /// set is then sent as one script per slot (client/kinds/key_set_slots.hpp).
-  virtual bool routes_by_slot() const noexcept { return false; }
+  /// The argument by which the release and proclaim scripts announce on this member
+  /// (scripts/family_scripts.hpp): "0" not at all; else how its servers publish, "1" to
+  /// every subscriber, "s" on the key's shard alone.
+  virtual std::string_view announce_argument(Announce announce) const noexcept {
+    return announce == Announce::no ? "0" : "1";
+  }
 
   virtual void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
                        bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,
@@ -130,6 +166,13 @@ class Node {
                                  NodeCallback done) {
     run_family_script(script, keys, args, timeout, interpret, std::move(done));
   }
+
+  /// Runs `script` over the set's `keys` (a release as release_by_script, the other
+  /// calls as run_family_script) and answers once for the set. This default runs it in one
+  /// part; a member that must split it overrides this (client/nodes/key_set_parts.hpp).
+  virtual void run_key_set(std::span<const std::string> keys, const KeySetScript& script,
+                           std::chrono::milliseconds timeout, FamilyInterpreter interpret,
+                           NodeCallback done);
 
   /// Starts learning the member's start (client/nodes/member_start.hpp) under `rules`,
   /// before any lock command is sent. Nodes that cannot tell (test fakes) keep this

@@ -73,7 +73,7 @@ void start_proclaim(const std::shared_ptr<Engine>& engine, std::string key, std:
         const std::string channel = node.companion_key(key, scripts::released_suffix);
         const std::array<std::string_view, 2> keys{key, record_key};
         const std::array<std::string_view, 4> args{value, record, channel,
-                                                   node.routes_by_slot() ? "1" : "0"};
+                                                   node.announce_argument(Announce::yes)};
         node.run_family_script(scripts::proclaim(), keys, args, node_timeout, &interpret_proclaim,
                                std::move(reply));
       },
