@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "client/nodes/node.hpp"
+#include "member/node.hpp"
 
 namespace {
 

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "client/engine/engine.hpp"
-#include "client/nodes/node.hpp"
 #include "inert_node.hpp"
+#include "member/node.hpp"
 
 namespace {
 

@@ -36,7 +36,7 @@
 // shard master's connection is told to ConnectionOptions::on_shard when it is made, each
 // time it becomes ready, and when its server stops or starts again owning slots
 // (ShardEvent): the member guard watches every master's start
-// (client/nodes/shard_watch.hpp), not only the home seed's.
+// (member/shard_watch.hpp), not only the home seed's.
 //
 // Error details name the shard (its host:port) as a Connection's do.
 

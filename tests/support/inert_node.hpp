@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "client/nodes/node.hpp"
+#include "member/node.hpp"
 
 namespace redlock::detail {
 

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <thread>
 
-#include "client/loop/timer.hpp"
-#include "client/nodes/node.hpp"
+#include "member/node.hpp"
+#include "net/timer.hpp"
 
 namespace redlock::detail {
 
@@ -45,7 +45,7 @@ struct ScriptedObserved {
 class ScriptedNode final : public Node {
  public:
   ScriptedNode(uv_loop_s* loop, std::string name, ScriptedObserved& observed)
-      : name_(std::move(name)), observed_(observed), timer_(Timer::create(loop)) {}
+      : name_(std::move(name)), observed_(observed), timer_(net::Timer::create(loop)) {}
   ~ScriptedNode() override { close(); }
 
   const std::string& name() const noexcept override { return name_; }
@@ -136,7 +136,7 @@ class ScriptedNode final : public Node {
 
   std::string name_;
   ScriptedObserved& observed_;
-  TimerPtr timer_;  // closed in close()
+  net::TimerPtr timer_;  // closed in close()
   std::deque<Call> queue_;
   std::map<std::string, std::string, std::less<>> store_;
 };

@@ -1,10 +1,10 @@
-// How the client reads a node's answer to an acquire (client/nodes/acquire_reply.hpp), in both
+// How the client reads a node's answer to an acquire (member/acquire_reply.hpp), in both
 // forms: the acquire script and SET key value NX PX ttl GET with its PTTL and TYPE. A key
 // of another kind is errc::wrong_kind in both, never a failed node; a server that
 // predates NX with GET is told apart from any other error. Replies are parsed from RESP
 // bytes by hiredis' own reader, as on the wire.
 
-#include "client/nodes/acquire_reply.hpp"
+#include "member/acquire_reply.hpp"
 
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>

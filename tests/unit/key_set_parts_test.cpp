@@ -1,7 +1,7 @@
-// A key set on a Redis Cluster member (client/nodes/key_set_parts.hpp): which keys go
+// A key set on a Redis Cluster member (member/key_set_parts.hpp): which keys go
 // together in one script, and how the slots' replies make the member's one answer.
 
-#include "client/nodes/key_set_parts.hpp"
+#include "member/key_set_parts.hpp"
 
 #include <gtest/gtest.h>
 

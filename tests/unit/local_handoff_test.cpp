@@ -16,7 +16,7 @@
 
 #include "client/api/client_access.hpp"
 #include "client/engine/engine.hpp"
-#include "client/nodes/node.hpp"
+#include "member/node.hpp"
 #include "scripted_node.hpp"
 
 namespace redlock::detail {

@@ -1,8 +1,8 @@
-// How a client learns a member's start (client/nodes/member_start.hpp) from INFO, on a
+// How a client learns a member's start (member/member_start.hpp) from INFO, on a
 // manual clock: which reconnects guard the member, from when, for how long, and what a
 // first contact does with and without the young-member rule.
 
-#include "client/nodes/member_start.hpp"
+#include "member/member_start.hpp"
 
 #include <gtest/gtest.h>
 

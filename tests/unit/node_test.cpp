@@ -1,7 +1,7 @@
 // The Node seam's contract for a closed RedisNode: a call made after close() is still
 // answered exactly once, with cancelled, and never from inside the call that made it.
 
-#include "client/nodes/node.hpp"
+#include "member/node.hpp"
 
 #include <gtest/gtest.h>
 #include <uv.h>

@@ -8,8 +8,8 @@
 #include <redlock/fenced_store.hpp>
 
 #include "client/loop/loop_thread.hpp"
-#include "client/nodes/node.hpp"
 #include "client/operations/operations.hpp"
+#include "member/node.hpp"
 #include "net/connection.hpp"
 #include "net/endpoint.hpp"
 #include "scripts/lock_scripts.hpp"

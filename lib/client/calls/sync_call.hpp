@@ -129,7 +129,7 @@ std::optional<Result<T>> call_sync_for(Engine& engine, std::string_view what, St
     if (!result) return Result<T>(cancelled_error(what));
     return result;
   }
-  // A bounded wait may leave before the answer: the answer's slot is shared.
+  // A bounded wait may leave before the answer: the answer's storage is shared.
   auto promise = std::make_shared<std::promise<Result<T>>>();
   auto future = promise->get_future();
   const bool posted = engine.post([start = std::move(start), promise]() mutable {

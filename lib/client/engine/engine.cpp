@@ -5,90 +5,20 @@
 #include <future>
 #include <stdexcept>
 
-#include "client/engine/node_events.hpp"
-#include "client/loop/timer.hpp"
 #include "client/util/messages.hpp"
 #include "core/validation.hpp"
-#include "net/cluster_slot.hpp"
+#include "member/member_events.hpp"
+#include "member/member_kinds.hpp"
 #include "net/endpoint.hpp"
+#include "net/timer.hpp"
 
 namespace redlock::detail {
-
-namespace {
-
-std::string identity(const net::Endpoint& endpoint);
-
-// "a:1,b:2": the addresses' identities, sorted.
-std::string address_set(const std::vector<net::SentinelAddress>& addresses) {
-  std::vector<std::string> names;
-  for (const auto& one : addresses) {
-    net::Endpoint address;
-    address.host = one.host;
-    address.port = one.port;
-    names.push_back(identity(address));
-  }
-  std::sort(names.begin(), names.end());
-  std::string set;
-  for (const auto& name : names) set += (set.empty() ? "" : ",") + name;
-  return set;
-}
-
-std::string identity(const net::Endpoint& endpoint) {
-  // Two URLs that reach the same server are one node, however spelled. The database is
-  // left out: two databases of one server fail together (a restart without fsync loses
-  // both votes at once), so they are not independent masters. Host names compare
-  // without case; resolving them here would block, so a name and an address of the
-  // same server still count as two (docs/errors.md).
-  if (endpoint.scheme == net::Scheme::unix_socket) return "unix:" + endpoint.path;
-  if (endpoint.is_sentinel_group()) {
-    // The same name watched by the same sentinels is one group, however listed.
-    return "sentinel:" + endpoint.master_name + "," + address_set(endpoint.sentinels);
-  }
-  // The same seeds are one cluster, however listed. Other seeds of the same cluster are
-  // not recognised: that would take asking it (docs/errors.md).
-  if (endpoint.is_cluster()) return "cluster:" + address_set(endpoint.cluster_seeds);
-  std::string host;
-  for (char c : endpoint.host) {
-    host += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  if (host.find(':') != std::string::npos) host = "[" + host + "]";
-  return host + ":" + std::to_string(endpoint.port);
-}
-
-// A Sentinel group has two masters for a while after a failover (the old one is demoted
-// only when the sentinels reach it, never while it is cut off from them but not from some
-// clients), and the group may then grant one key to two clients, one on each master. Two
-// majorities of N share one member, so that single double vote breaks exclusion with
-// every other member healthy (docs/safety.md, "Sentinel groups"). A fleet must close it
-// one way or another, or say that its servers do (min-replicas-to-write).
-std::optional<std::string> two_masters_problem(const std::vector<std::string>& sentinel_members,
-                                               const Options& options, int quorum) {
-  if (sentinel_members.empty() || options.member_guard.allow_two_masters) return std::nullopt;
-  if (options.member_guard.replicas_to_ack > 0) return std::nullopt;
-  const int nodes = static_cast<int>(options.nodes.size());
-  if (2 * quorum >= nodes + 2) return std::nullopt;
-  const int absorbing = (nodes + 3) / 2;
-  std::string quorum_remedy = absorbing <= nodes ? "quorum " + std::to_string(absorbing) +
-                                                       " (two quorums then share two members), "
-                                                 : "";
-  return "nodes: Sentinel group " + sentinel_members.front() +
-         " may have two masters at once after a failover, and one member voting twice breaks "
-         "a majority of " +
-         std::to_string(nodes) +
-         ": set member_guard.replicas_to_ack to the number of replicas of each group, or " +
-         quorum_remedy +
-         "or, with min-replicas-to-write on the servers, member_guard.allow_two_masters "
-         "(docs/safety.md, \"Sentinel groups\")";
-}
-
-}  // namespace
 
 std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Seams seams) {
   std::vector<net::ConnectionOptions> connections;
   std::vector<std::string> identities;
   std::vector<std::string> names;
-  std::vector<std::string> cluster_members;
-  std::vector<std::string> sentinel_members;
+  std::vector<net::Endpoint> endpoints;
   for (const auto& url : options.nodes) {
     auto endpoint = net::parse_endpoint(url);
     if (!endpoint) throw std::invalid_argument("nodes: " + endpoint.error().message());
@@ -98,10 +28,9 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
     }
     endpoint->sentinel_username = options.sentinel_username;
     endpoint->sentinel_password = options.sentinel_password;
-    identities.push_back(identity(*endpoint));
+    identities.push_back(member_identity(*endpoint));
     names.push_back(endpoint->display);
-    if (endpoint->is_cluster()) cluster_members.push_back(endpoint->display);
-    if (endpoint->is_sentinel_group()) sentinel_members.push_back(endpoint->display);
+    endpoints.push_back(*endpoint);
     net::ConnectionOptions connection;
     connection.endpoint = std::move(*endpoint);
     connection.connect_timeout = options.connect_timeout;
@@ -113,22 +42,12 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
   }
   if (auto problem = core::check_options(options, identities))
     throw std::invalid_argument(*problem);
-  if (!cluster_members.empty() && options.member_guard.replicas_to_ack > 0) {
-    // WAIT counts the replicas of the connection's own last write: on a cluster the write
-    // went to its slot's master, possibly after a redirection, which a WAIT sent beside it
-    // does not follow; its count would be another shard's, or a write's that never was.
-    throw std::invalid_argument(
-        "member_guard.replicas_to_ack: not supported with cluster member " +
-        cluster_members.front() +
-        ": its WAIT would not follow each write to the shard that took it; leave it 0 (a "
-        "shard that fails over is guarded: member_guard.observed_restarts)");
-  }
   const int quorum = core::effective_quorum(options.quorum, static_cast<int>(options.nodes.size()));
-  if (auto problem = two_masters_problem(sentinel_members, options, quorum)) {
+  if (auto problem = member_kind_problem(endpoints, options, quorum)) {
     throw std::invalid_argument(*problem);
   }
   auto engine = std::make_shared<Engine>(std::move(options), std::move(names), quorum, seams);
-  engine->cluster_members_ = std::move(cluster_members);
+  engine->key_placement_ = KeyPlacement(endpoints);
   engine->connect(connections, factory);
   return engine;
 }
@@ -146,13 +65,8 @@ Engine::Engine(Options options, std::vector<std::string> node_names, int quorum,
 
 std::optional<std::string> Engine::check_lock_key(std::string_view key) const {
   if (auto problem = core::check_key(key, options_.max_key_bytes)) return problem;
-  if (cluster_members_.empty() || net::has_slot_companion(key)) {
-    return std::nullopt;
-  }
-  return "key " + quote_key(key) + " cannot be placed on cluster member " +
-         cluster_members_.front() +
-         ": it has no hash tag and holds a '}', so no name beside it (its fencing counter) can "
-         "share its slot; give it a hash tag, e.g. '{orders}:42'";
+  if (auto problem = key_placement_.problem(key)) return "key " + quote_key(key) + " " + *problem;
+  return std::nullopt;
 }
 
 std::optional<std::string> Engine::check_extend_ttl(std::chrono::milliseconds ttl) const {
@@ -289,7 +203,7 @@ void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
   // its master) as long to be written: a lock left held on purpose (`redlock acquire`)
   // then reaches every member that answers, not only the first majority. Nothing waits
   // when neither is outstanding.
-  auto timer = std::make_shared<TimerPtr>();
+  auto timer = std::make_shared<net::TimerPtr>();
   auto close_nodes = [state, timer, done = std::move(done)] {
     if (state->nodes_closed) return;
     state->nodes_closed = true;
@@ -303,7 +217,7 @@ void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
   // something is left, and at most `grace`.
   struct Check {
     std::shared_ptr<LoopState> state;
-    std::shared_ptr<TimerPtr> timer;
+    std::shared_ptr<net::TimerPtr> timer;
     core::Clock::time_point deadline;
     std::function<void()> close_nodes;
 
@@ -320,7 +234,7 @@ void Engine::shut_down(const std::shared_ptr<LoopState>& state, uv_loop_s* loop,
   };
   Check check{state, timer, core::Clock::now() + grace, std::move(close_nodes)};
   if (check.done()) return check.close_nodes();
-  *timer = Timer::create(loop);
+  *timer = net::Timer::create(loop);
   (*timer)->start(std::chrono::milliseconds(1), check);
   // The last release lands inside its node's reply callback, where the node must not be
   // closed: the check runs on the next loop turn.

@@ -20,9 +20,10 @@
 #include "client/engine/release_notifier.hpp"
 #include "client/engine/seams.hpp"
 #include "client/loop/loop_thread.hpp"
-#include "client/nodes/node.hpp"
 #include "core/retry.hpp"
 #include "core/validity.hpp"
+#include "member/member_kinds.hpp"
+#include "member/node.hpp"
 
 namespace redlock::detail {
 
@@ -82,9 +83,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   int quorum() const noexcept { return quorum_; }
   const std::vector<std::string>& node_names() const noexcept { return node_names_; }
   const Options& options() const noexcept { return options_; }
-  /// Why `key` cannot be a lock's key here (core::check_key), or, on a Redis Cluster
-  /// member, cannot share its slot with the names the library keeps beside it
-  /// (net::slot_companion): "key 'a}b' cannot be placed on cluster member <URL>: ...".
+  /// Why `key` cannot be a lock's key here (core::check_key), or cannot be placed on
+  /// every member (KeyPlacement): "key 'a}b' cannot be placed on cluster member <URL>: ...".
   std::optional<std::string> check_lock_key(std::string_view key) const;
   const Seams& seams() const noexcept { return seams_; }
   core::DriftPolicy drift() const noexcept {
@@ -159,12 +159,12 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
   const Options options_;
   const std::vector<std::string> node_names_;
-  std::vector<std::string> cluster_members_;  // the names of the Redis Cluster members
+  KeyPlacement key_placement_;
   const int quorum_;
   const Seams seams_;
   core::RandomSource random_;
   std::atomic<bool> closed_{false};
-  // The member guard's bound in ms, read by every node (client/nodes/member_start.hpp).
+  // The member guard's bound in ms, read by every node (member/member_start.hpp).
   std::shared_ptr<std::atomic<long long>> guard_bound_;
   std::vector<net::ConnectionOptions> connection_options_;
   std::shared_ptr<LoopState> state_ = std::make_shared<LoopState>();

@@ -60,7 +60,7 @@ std::string Held::describe() const {
   return quote_key(key);
 }
 
-// Every path returns `result`, so that it is built in the caller's slot (NRVO) instead of
+// Every path returns `result`, so that it is built in the caller's storage (NRVO) instead of
 // moved there: a reply is read for each node twice a cycle.
 NodeReply interpret_family_reply(const redisReply* reply, std::string_view where) {
   NodeReply result;

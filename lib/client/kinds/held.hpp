@@ -14,8 +14,8 @@
 
 #include <redlock/error.hpp>
 
-#include "client/nodes/node.hpp"
 #include "client/util/function_ref.hpp"
+#include "member/node.hpp"
 
 namespace redlock::detail {
 

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "client/nodes/node.hpp"
 #include "client/util/function_ref.hpp"
+#include "member/node.hpp"
 
 namespace redlock::detail {
 

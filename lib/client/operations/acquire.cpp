@@ -9,12 +9,12 @@
 #include "client/engine/engine.hpp"
 #include "client/engine/stop_link.hpp"
 #include "client/kinds/kind.hpp"
-#include "client/loop/timer.hpp"
 #include "client/operations/observe.hpp"
 #include "client/operations/watchdog.hpp"
 #include "client/rounds/round.hpp"
 #include "core/acquisition.hpp"
 #include "core/lock_value.hpp"
+#include "net/timer.hpp"
 
 namespace redlock::detail {
 
@@ -86,7 +86,7 @@ class AcquireOperation final : public Cancellable,
       return act(
           machine_.start(Clock::now(), options_.stop.stop_requested(), engine_->accepting()));
     }
-    timer_ = Timer::create(engine_->loop());
+    timer_ = net::Timer::create(engine_->loop());
     engine_->track(shared_from_this());
     if (machine_.done()) return;  // the engine was already closing
     // Subscribed before the first attempt, so a release between a failed attempt and the
@@ -394,7 +394,7 @@ class AcquireOperation final : public Cancellable,
   AcquireDone done_;
   milliseconds node_timeout_;
   core::Acquisition machine_;
-  TimerPtr timer_;  // only when waiting; closed in finish()
+  net::TimerPtr timer_;  // only when waiting; closed in finish()
   std::optional<ReleaseNotifier::WaiterId> watch_id_;
   std::string value_;                      // of the attempt on the wire or just decided
   std::optional<RoundResult> last_round_;  // the attempt just decided, until acted on

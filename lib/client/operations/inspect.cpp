@@ -8,9 +8,9 @@
 #include <utility>
 
 #include "client/engine/engine.hpp"
-#include "client/nodes/member_start.hpp"
 #include "client/operations/operations.hpp"
 #include "client/rounds/round.hpp"
+#include "member/member_start.hpp"
 #include "scripts/family_scripts.hpp"
 
 namespace redlock {

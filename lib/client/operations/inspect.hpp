@@ -13,7 +13,7 @@
 #include <redlock/inspection.hpp>
 #include <redlock/result.hpp>
 
-#include "client/nodes/node.hpp"
+#include "member/node.hpp"
 
 namespace redlock::detail {
 

@@ -42,36 +42,6 @@ const char* to_string(LockOperation operation) noexcept {
   return operation == LockOperation::extend ? "extend" : "release";
 }
 
-const char* to_string(NodeEventKind kind) noexcept {
-  switch (kind) {
-    case NodeEventKind::connected:
-      return "connected";
-    case NodeEventKind::down:
-      return "down";
-    case NodeEventKind::connect_failed:
-      return "connect_failed";
-    case NodeEventKind::reconnected:
-      return "reconnected";
-    case NodeEventKind::script_reloaded:
-      return "script_reloaded";
-    case NodeEventKind::overloaded:
-      return "overloaded";
-    case NodeEventKind::guarded:
-      return "guarded";
-    case NodeEventKind::master_changed:
-      return "master_changed";
-    case NodeEventKind::moved:
-      return "moved";
-    case NodeEventKind::ask:
-      return "ask";
-    case NodeEventKind::slot_map_read:
-      return "slot_map_read";
-    case NodeEventKind::misconfigured:
-      return "misconfigured";
-  }
-  return "unknown";
-}
-
 const char* to_string(LogLevel level) noexcept {
   switch (level) {
     case LogLevel::debug:

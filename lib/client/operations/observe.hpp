@@ -9,8 +9,8 @@
 #include <redlock/observer.hpp>
 #include <redlock/options.hpp>
 
-#include "client/engine/node_events.hpp"
 #include "core/validity.hpp"
+#include "member/member_events.hpp"
 
 namespace redlock::detail {
 

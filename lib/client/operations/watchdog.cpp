@@ -4,11 +4,11 @@
 
 #include "client/engine/engine.hpp"
 #include "client/kinds/lock_state.hpp"
-#include "client/loop/timer.hpp"
 #include "client/loop/user_callback.hpp"
 #include "client/operations/lock_extension.hpp"
 #include "client/operations/observe.hpp"
 #include "core/validation.hpp"
+#include "net/timer.hpp"
 
 namespace redlock::detail {
 
@@ -21,7 +21,7 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
       : engine_(lock->engine),
         lock_(lock),
         on_lost_(std::move(on_lost)),
-        timer_(Timer::create(engine_->loop())) {}
+        timer_(net::Timer::create(engine_->loop())) {}
 
   void start() {
     engine_->track(shared_from_this());
@@ -121,7 +121,7 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
   std::shared_ptr<Engine> engine_;
   std::weak_ptr<LockState> lock_;
   std::function<void(const Error&)> on_lost_;
-  TimerPtr timer_;  // closed in stop()
+  net::TimerPtr timer_;  // closed in stop()
   bool stopped_ = false;
 };
 

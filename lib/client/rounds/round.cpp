@@ -5,12 +5,12 @@
 #include <algorithm>
 
 #include "client/engine/engine.hpp"
-#include "client/loop/timer.hpp"
 #include "client/rounds/outcome_pool.hpp"
 #include "client/util/spare_pool.hpp"
 #include "core/member_guard.hpp"
 #include "core/retry.hpp"
 #include "net/closing.hpp"
+#include "net/timer.hpp"
 
 namespace redlock::detail {
 
@@ -27,7 +27,7 @@ struct RoundState {
   core::QuorumRound quorum{1, 1};
   RoundResult result;
   VoteRule rule = nullptr;
-  // The engine's nodes, for their guards (client/nodes/member_start.hpp): read only while
+  // The engine's nodes, for their guards (member/member_start.hpp): read only while
   // the round is undecided, when the operation that runs it keeps the engine alive.
   std::vector<std::unique_ptr<Node>>* nodes = nullptr;
   bool wait_for_all = false;
@@ -40,7 +40,7 @@ struct RoundState {
   uv_loop_s* straggler_loop = nullptr;
   std::chrono::milliseconds straggler_timeout{0};
   std::chrono::microseconds slowest_answer{0};
-  TimerPtr straggler_timer;
+  net::TimerPtr straggler_timer;
 
   void reset(int nodes, int quorum_size, VoteRule vote_rule, bool all) {
     quorum.reset(nodes, quorum_size);
@@ -116,7 +116,7 @@ struct RoundState {
     slowest_answer = std::max(slowest_answer, latency);
     const auto allowance = core::straggler_allowance(slowest_answer, straggler_timeout);
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(result.start + allowance - now);
-    if (!straggler_timer) straggler_timer = Timer::create(straggler_loop);
+    if (!straggler_timer) straggler_timer = net::Timer::create(straggler_loop);
     straggler_timer->start(std::max(left, std::chrono::milliseconds(0)), [this] {
       if (!decided) return;
       quorum.abandon_pending();

@@ -15,11 +15,11 @@
 
 #include <redlock/error.hpp>
 
-#include "client/nodes/node.hpp"
 #include "client/util/function_ref.hpp"
 #include "client/util/small_function.hpp"
 #include "core/quorum.hpp"
 #include "core/validity.hpp"
+#include "member/node.hpp"
 
 namespace redlock::detail {
 

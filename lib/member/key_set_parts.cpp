@@ -1,4 +1,4 @@
-#include "client/nodes/key_set_parts.hpp"
+#include "member/key_set_parts.hpp"
 
 #include <algorithm>
 #include <cstdint>

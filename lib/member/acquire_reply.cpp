@@ -1,4 +1,4 @@
-#include "client/nodes/acquire_reply.hpp"
+#include "member/acquire_reply.hpp"
 
 #include <hiredis/hiredis.h>
 

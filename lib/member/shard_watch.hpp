@@ -1,6 +1,6 @@
 #pragma once
 // The start of every shard master of a Redis Cluster member, watched as a standalone
-// member's is (client/nodes/member_start.hpp): one MemberWatch per master connection the
+// member's is (member/member_start.hpp): one MemberWatch per master connection the
 // router makes, fed by its ShardEvents (net/connection.hpp). A cluster member's grants
 // come from several servers, any of which may restart empty or be replaced by a replica
 // the writes had not reached; the member is guarded while any of them is, since a slot,
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "client/nodes/member_start.hpp"
 #include "core/member_guard.hpp"
+#include "member/member_start.hpp"
 #include "net/connection.hpp"
 
 namespace redlock::detail {

@@ -7,10 +7,10 @@
 
 #include "net/closing.hpp"
 
-namespace redlock::detail {
+namespace redlock::net {
 
 class Timer;
-using TimerPtr = net::ClosingPtr<Timer>;
+using TimerPtr = ClosingPtr<Timer>;
 
 class Timer {
  public:
@@ -30,4 +30,4 @@ class Timer {
   friend struct Impl;
 };
 
-}  // namespace redlock::detail
+}  // namespace redlock::net

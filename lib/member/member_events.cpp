@@ -1,9 +1,41 @@
-#include "client/engine/node_events.hpp"
+#include "member/member_events.hpp"
 
 #include <memory>
 #include <string>
 
-namespace redlock::detail {
+namespace redlock {
+
+const char* to_string(NodeEventKind kind) noexcept {
+  switch (kind) {
+    case NodeEventKind::connected:
+      return "connected";
+    case NodeEventKind::down:
+      return "down";
+    case NodeEventKind::connect_failed:
+      return "connect_failed";
+    case NodeEventKind::reconnected:
+      return "reconnected";
+    case NodeEventKind::script_reloaded:
+      return "script_reloaded";
+    case NodeEventKind::overloaded:
+      return "overloaded";
+    case NodeEventKind::guarded:
+      return "guarded";
+    case NodeEventKind::master_changed:
+      return "master_changed";
+    case NodeEventKind::moved:
+      return "moved";
+    case NodeEventKind::ask:
+      return "ask";
+    case NodeEventKind::slot_map_read:
+      return "slot_map_read";
+    case NodeEventKind::misconfigured:
+      return "misconfigured";
+  }
+  return "unknown";
+}
+
+namespace detail {
 
 net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
                                           const Options& options) {
@@ -110,4 +142,5 @@ std::function<void(std::string_view)> observe_misconfiguration(std::string node,
   };
 }
 
-}  // namespace redlock::detail
+}  // namespace detail
+}  // namespace redlock

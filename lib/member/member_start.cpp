@@ -1,4 +1,4 @@
-#include "client/nodes/member_start.hpp"
+#include "member/member_start.hpp"
 
 #include <hiredis/hiredis.h>
 

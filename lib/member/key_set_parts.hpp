@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "client/nodes/node.hpp"
+#include "member/node.hpp"
 
 namespace redlock::detail {
 

@@ -1,4 +1,4 @@
-#include "client/nodes/shard_watch.hpp"
+#include "member/shard_watch.hpp"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "client/loop/timer.hpp"
+#include "net/timer.hpp"
 
 #include <uv.h>
 
@@ -6,7 +6,7 @@
 
 #include "net/closing.hpp"
 
-namespace redlock::detail {
+namespace redlock::net {
 
 struct Timer::Impl : Timer {
   uv_timer_t handle{};
@@ -48,4 +48,4 @@ void Timer::close() {
   net::close_and_free<Impl>(&self->handle);
 }
 
-}  // namespace redlock::detail
+}  // namespace redlock::net

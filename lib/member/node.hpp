@@ -18,8 +18,7 @@
 #include <redlock/error.hpp>
 #include <redlock/inspection.hpp>
 
-#include "client/nodes/member_start.hpp"
-#include "client/util/function_ref.hpp"
+#include "member/member_start.hpp"
 #include "net/connection.hpp"
 #include "scripts/script.hpp"
 
@@ -58,7 +57,7 @@ struct NodeReply {
   /// surely did not apply it.
   bool unsent = false;
   /// The guard of the server that answered, where the member has several (a Redis
-  /// Cluster's shard masters, client/nodes/shard_watch.hpp); null: the member's,
+  /// Cluster's shard masters, member/shard_watch.hpp); null: the member's,
   /// Node::guard(). Valid while the node lives.
   const core::MemberGuard* guard = nullptr;
 };
@@ -67,7 +66,7 @@ using NodeCallback = std::function<void(NodeReply&&)>;
 
 /// How an acquire refused by another holder learns the holder's remaining TTL
 /// (NodeReply::remaining_ttl) where the node cannot answer it atomically with the refusal
-/// (client/nodes/acquire_reply.hpp: a plain SET instead of the acquire script).
+/// (member/acquire_reply.hpp: a plain SET instead of the acquire script).
 enum class HolderTtl : bool {
   /// Asked after a refusal: one more round trip on that node, none on a grant. For single
   /// attempts, which only report it.
@@ -92,9 +91,6 @@ struct ScriptCall {
 /// How the replies of a key set call's parts make the member's one reply (KeySetScript).
 enum class KeySetCall { acquire, extend, release, fence };
 
-/// A KeySetScript's undo where there is none.
-inline constexpr auto no_undo = [](std::span<const std::size_t>, ScriptCall&) {};
-
 /// A lock-family script over the keys of a key set. A member may run it in parts, each on
 /// some of the set's keys (a member whose server runs a script only on keys it can place
 /// together); its one reply grants the set only when every part granted. `part` writes the
@@ -103,11 +99,11 @@ inline constexpr auto no_undo = [](std::span<const std::size_t>, ScriptCall&) {}
 struct KeySetScript {
   KeySetCall call = KeySetCall::acquire;
   const scripts::Script* script = nullptr;
-  FunctionRef<void(std::span<const std::size_t> positions, ScriptCall& out)> part;
+  std::function<void(std::span<const std::size_t> positions, ScriptCall& out)> part;
   /// acquire: releases a part that granted when another part did not, so that no member
   /// keeps a part of a set it did not grant as a whole. Not announced.
   const scripts::Script* undo_script = nullptr;
-  FunctionRef<void(std::span<const std::size_t> positions, ScriptCall& out)> undo = no_undo;
+  std::function<void(std::span<const std::size_t> positions, ScriptCall& out)> undo;
 };
 
 class Node {
@@ -169,12 +165,12 @@ class Node {
 
   /// Runs `script` over the set's `keys` (a release as release_by_script, the other
   /// calls as run_family_script) and answers once for the set. This default runs it in one
-  /// part; a member that must split it overrides this (client/nodes/key_set_parts.hpp).
+  /// part; a member that must split it overrides this (member/key_set_parts.hpp).
   virtual void run_key_set(std::span<const std::string> keys, const KeySetScript& script,
                            std::chrono::milliseconds timeout, FamilyInterpreter interpret,
                            NodeCallback done);
 
-  /// Starts learning the member's start (client/nodes/member_start.hpp) under `rules`,
+  /// Starts learning the member's start (member/member_start.hpp) under `rules`,
   /// before any lock command is sent. Nodes that cannot tell (test fakes) keep this
   /// default, which does nothing: their guard() never guards.
   virtual void watch_start(MemberStart::Rules rules) { (void)rules; }

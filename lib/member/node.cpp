@@ -1,4 +1,4 @@
-#include "client/nodes/node.hpp"
+#include "member/node.hpp"
 
 #include <hiredis/hiredis.h>
 
@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
-#include "client/loop/timer.hpp"
-#include "client/nodes/acquire_reply.hpp"
-#include "client/nodes/key_set_parts.hpp"
-#include "client/nodes/shard_watch.hpp"
+#include "member/acquire_reply.hpp"
+#include "member/key_set_parts.hpp"
+#include "member/shard_watch.hpp"
 #include "net/cluster_slot.hpp"
 #include "net/pipeline.hpp"
+#include "net/timer.hpp"
 #include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
@@ -57,7 +57,7 @@ class RedisNode final : public Node {
         loop_(loop),
         probe_timeout_(options.connect_timeout),
         cluster_(options.endpoint.is_cluster()) {
-    // A cluster's start is its shard masters' (client/nodes/shard_watch.hpp); the router
+    // A cluster's start is its shard masters' (member/shard_watch.hpp); the router
     // tells of them from its first (synchronous) start on.
     if (cluster_) {
       shards_.emplace(probe_timeout_);
@@ -68,7 +68,7 @@ class RedisNode final : public Node {
         // back, not only when the home seed's connection is (on_ready below), which may
         // never have dropped. On the next turn: the router is inside its own callback.
         if (event == net::ShardEvent::ready && !unsent_releases_.empty()) {
-          if (!retry_timer_) retry_timer_ = Timer::create(loop_);
+          if (!retry_timer_) retry_timer_ = net::Timer::create(loop_);
           retry_timer_->start(std::chrono::milliseconds(0), [this] { resend_releases(); });
         }
       };
@@ -152,7 +152,7 @@ class RedisNode final : public Node {
   void require_replica_acks(int replicas) override { replicas_to_ack_ = replicas; }
 
   // A cluster member's grant is judged by the guard of the shard that gave it
-  // (client/nodes/shard_watch.hpp); a member of one server needs nothing per reply.
+  // (member/shard_watch.hpp); a member of one server needs nothing per reply.
   void attribute(NodeReply& reply, const net::ReplyView& view) const {
     if (shards_) reply.guard = shards_->guard_for(view.server);
   }
@@ -754,7 +754,7 @@ class RedisNode final : public Node {
     release.given_up_at = std::chrono::steady_clock::now() + max_ttl_kept;
     unsent_releases_.push_back(std::move(release));
     if (!connection_ || !retry_soon) return;
-    if (!retry_timer_) retry_timer_ = Timer::create(loop_);
+    if (!retry_timer_) retry_timer_ = net::Timer::create(loop_);
     retry_timer_->start(release_retry_interval, [this] { resend_releases(); });
   }
 
@@ -816,7 +816,7 @@ class RedisNode final : public Node {
   bool cluster_;
   std::optional<MemberWatch> watch_;  // before connection_, whose callbacks point into it
   std::optional<ShardWatch> shards_;  // a cluster's, instead of watch_; as watch_
-  TimerPtr retry_timer_;              // closed in close()
+  net::TimerPtr retry_timer_;         // closed in close()
   net::ConnectionPtr connection_;     // last: closed before the members its callbacks touch
 };
 

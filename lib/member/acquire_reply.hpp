@@ -13,7 +13,7 @@
 #include <chrono>
 #include <string_view>
 
-#include "client/nodes/node.hpp"
+#include "member/node.hpp"
 #include "net/reply.hpp"
 
 struct redisReply;

@@ -5,7 +5,7 @@
 // the one this client last met is a restarted (or failed-over) one; it may have lost keys
 // still live for their holders, so its grants do not count until the fleet's longest TTL
 // has passed since this client saw it come back (core/member_guard.hpp). Pure
-// bookkeeping: the node (client/nodes/node.cpp) sends the INFO and reports here.
+// bookkeeping: the node (member/node.cpp) sends the INFO and reports here.
 
 #include <atomic>
 #include <chrono>

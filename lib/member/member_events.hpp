@@ -1,7 +1,8 @@
 #pragma once
-// A node's connection events (connected, down, back up, a script reloaded, overloaded)
-// reported to the client's observer and log sink. Set on each connection when the engine
-// makes its nodes, below every operation: these events belong to the node, not to a lock.
+// A member's connection events (connected, down, back up, a script reloaded, overloaded,
+// a master changed, a redirection) reported to the client's observer and log sink. Set on
+// each connection when the engine makes its nodes, below every operation: these events
+// belong to the member, not to a lock.
 
 #include <chrono>
 #include <functional>
