@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <future>
@@ -610,6 +611,58 @@ TEST_F(ClusterTest, AWaiterFollowsItsChannelWhenTheSlotMoves) {
   const auto woken = wait.first_wake();
   ASSERT_TRUE(woken.has_value()) << "the waiter did not get the lock within 8 s";
   EXPECT_EQ(*woken, WakeCause::announcement);
+}
+
+TEST_F(ClusterTest, TwoKeysOnOneShardChannelEachWakeTheirOwnWaiter) {
+  // "k" and "{k}" both announce on "{k}:released" on a cluster member: one subscription
+  // serves the two waiters of one client, and must outlive the first that leaves.
+  const std::string first = "cluster:twin";
+  const std::string second = "{cluster:twin}";
+  const std::string channel = "{cluster:twin}:released";
+  auto holder = Client::create(options());
+  auto held_first = holder->lock(first, {.ttl = 20s});
+  ASSERT_TRUE(held_first) << held_first.error().message();
+  auto held_second = holder->lock(second, {.ttl = 20s});
+  ASSERT_TRUE(held_second) << held_second.error().message();
+  auto recorder = std::make_shared<WaitRecorder>();
+  Options waiting = options();
+  waiting.retry_delay = 30s;  // only an announcement wakes them within the test
+  waiting.retry_jitter = 0ms;
+  waiting.observer = recorder;
+  auto client = Client::create(waiting);
+  const auto take = [&client](const std::string& key) {
+    return std::async(std::launch::async, [&client, key] {
+      auto got = client->lock(key, {.ttl = 10s, .wait = 60s});
+      return got && got->unlock();
+    });
+  };
+  auto first_waiter = take(first);
+  auto second_waiter = take(second);
+  // A waiter still waiting (a failed test) ends at once.
+  struct Closer {
+    std::shared_ptr<Client>& client;
+    ~Closer() { client->close(); }
+  } closer{client};
+  ASSERT_TRUE(eventually([&] { return recorder->attempts().size() == 2; }));
+  for (std::size_t i = 0; i < 5; ++i) {
+    test::RedisServer& owner = cluster(i).owner_of(first);
+    ASSERT_TRUE(eventually([&] { return shard_subscribers(owner, channel) == 1; }))
+        << "cluster " << i;
+  }
+  ASSERT_TRUE(held_first->unlock());
+  ASSERT_EQ(first_waiter.wait_for(8s), std::future_status::ready)
+      << "the first key's release did not wake its waiter";
+  EXPECT_TRUE(first_waiter.get());
+  ASSERT_TRUE(held_second->unlock());
+  ASSERT_EQ(second_waiter.wait_for(8s), std::future_status::ready)
+      << "the second key's waiter lost the channel with the first";
+  EXPECT_TRUE(second_waiter.get());
+  // Each was woken by an announcement; the second also, in vain, by the first's release,
+  // which it cannot tell from its own on the shared channel.
+  const auto wakes = recorder->wakes();
+  EXPECT_GE(wakes.size(), 2u);
+  EXPECT_EQ(std::count(wakes.begin(), wakes.end(), WakeCause::announcement),
+            static_cast<std::ptrdiff_t>(wakes.size()));
 }
 
 // A cluster without sharded pub/sub (Redis before 7.0; here the commands are renamed

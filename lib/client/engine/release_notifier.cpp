@@ -6,19 +6,10 @@
 #include <array>
 #include <utility>
 
-#include "net/cluster_slot.hpp"
 #include "scripts/election_scripts.hpp"
 #include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
-
-namespace {
-
-bool is_unknown_command(std::string_view error) {
-  return error.find("unknown command") != std::string_view::npos;
-}
-
-}  // namespace
 
 ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOptions> nodes,
                                  int quorum, std::chrono::milliseconds command_timeout,
@@ -29,9 +20,6 @@ ReleaseNotifier::ReleaseNotifier(uv_loop_s* loop, std::vector<net::ConnectionOpt
       command_timeout_(command_timeout),
       refused_(std::move(refused)),
       self_(std::make_shared<ReleaseNotifier*>(this)) {
-  for (const auto& node : node_options_) {
-    pubsub_.push_back(node.endpoint.is_cluster() ? Pubsub::sharded : Pubsub::plain);
-  }
   refused_.resize(node_options_.size());
 }
 
@@ -43,24 +31,26 @@ void ReleaseNotifier::connect() {
   if (!subscribers_.empty() || closed_) return;
   std::weak_ptr<ReleaseNotifier*> weak = self_;
   for (std::size_t node = 0; node < node_options_.size(); ++node) {
-    auto options = node_options_[node];
-    // The member's own connection tells of a slot map it may not read.
-    options.on_misconfigured = nullptr;
-    options.on_message = [weak, node](const redisReply* message) {
-      if (auto self = weak.lock()) (*self)->on_message(node, message);
+    MemberSubscriber::Hooks hooks;
+    hooks.on_message = [weak](const std::string& name, const redisReply* payload) {
+      if (auto self = weak.lock()) (*self)->on_message(name, payload);
     };
-    // After a reconnect the server has forgotten our subscriptions: renew them. A cluster
-    // runs this for each of its shards' connections (one that was down, a replica
-    // promoted in its place): every channel is asked again and routed to its slot's owner,
-    // and a server that already has it just confirms it.
-    options.on_ready = [weak, node] {
+    hooks.in_use = [weak](const std::string& name) {
+      auto self = weak.lock();
+      if (!self) return false;
+      const auto it = (*self)->channels_.find(name);
+      return it != (*self)->channels_.end() && it->second.in_use();
+    };
+    hooks.for_each_in_use = [weak](const std::function<void(const std::string&)>& renew) {
       auto self = weak.lock();
       if (!self) return;
       for (const auto& [name, channel] : (*self)->channels_) {
-        if (channel.in_use()) (*self)->subscribe(node, name, false);
+        if (channel.in_use()) renew(name);
       }
     };
-    subscribers_.emplace_back(net::Connection::create(loop_, std::move(options)));
+    hooks.refused = std::move(refused_[node]);
+    subscribers_.push_back(std::make_unique<MemberSubscriber>(loop_, node_options_[node],
+                                                              command_timeout_, std::move(hooks)));
   }
 }
 
@@ -86,11 +76,7 @@ ReleaseNotifier::Channel& ReleaseNotifier::open_channel(const std::string& key,
   Channel& channel = it->second;
   if (!created) return channel;
   channel.generation = next_generation_++;
-  if (std::any_of(pubsub_.begin(), pubsub_.end(),
-                  [](Pubsub kind) { return kind != Pubsub::plain; })) {
-    channel.shard_name = net::slot_companion(key, scripts::released_suffix).value_or(name);
-    by_shard_name_.try_emplace(channel.shard_name, name);
-  }
+  channel.key = key;
   for (std::size_t node = 0; node < subscribers_.size(); ++node) subscribe(node, name, true);
   return channel;
 }
@@ -136,49 +122,21 @@ void ReleaseNotifier::wait_for_turn(WaiterId id) {
 }
 
 void ReleaseNotifier::subscribe(std::size_t node, const std::string& name, bool count_for_ready) {
-  std::weak_ptr<ReleaseNotifier*> weak = self_;
   const auto found = channels_.find(name);
   if (found == channels_.end()) return;
-  const std::uint64_t generation = found->second.generation;
-  // A cluster routes a SSUBSCRIBE like a command for a key: to the shard that owns the
-  // channel's slot, the key's, where the release script SPUBLISHes.
-  const Pubsub kind = pubsub_[node];
-  const std::array<std::string_view, 2> argv{
-      kind == Pubsub::sharded ? "SSUBSCRIBE" : "SUBSCRIBE",
-      kind == Pubsub::plain ? std::string_view(name) : found->second.shard_name};
-  subscribers_[node]->command(
-      argv, command_timeout_,
-      [weak, node, name, count_for_ready, generation, kind](const net::ReplyView& view) {
-        auto self = weak.lock();
-        if (!self) return;
-        // A cluster before Redis 7.0 has no sharded pub/sub: its release scripts PUBLISH
-        // on the same channel instead, which reaches a SUBSCRIBE on any of its nodes.
-        if (kind == Pubsub::sharded && view.error == errc::redis_error &&
-            is_unknown_command(view.detail)) {
-          (*self)->pubsub_[node] = Pubsub::plain_in_slot;
-          return (*self)->subscribe(node, name, count_for_ready);
-        }
-        if (view.error == errc::redis_error) {
-          if (auto told = std::exchange((*self)->refused_[node], nullptr)) {
-            told(std::string(kind == Pubsub::sharded ? "SSUBSCRIBE" : "SUBSCRIBE") + " refused (" +
-                 std::string(view.detail) +
-                 "): waiters are not woken by releases on this node, only by their retry "
-                 "timers (grant the user the command and the channel's pattern, "
-                 "docs/security.md)");
-          }
-        }
-        if (!count_for_ready) return;
-        auto it = (*self)->channels_.find(name);
-        if (it == (*self)->channels_.end() || it->second.generation != generation) {
-          return;
-        }
-        if (view.error) {
-          ++it->second.failed;
-        } else {
-          ++it->second.confirmed;
-        }
-        (*self)->settle(it->second);
-      });
+  std::function<void(bool)> confirmed;
+  if (count_for_ready) {
+    std::weak_ptr<ReleaseNotifier*> weak = self_;
+    confirmed = [weak, name, generation = found->second.generation](bool ok) {
+      auto self = weak.lock();
+      if (!self) return;
+      auto it = (*self)->channels_.find(name);
+      if (it == (*self)->channels_.end() || it->second.generation != generation) return;
+      ++(ok ? it->second.confirmed : it->second.failed);
+      (*self)->settle(it->second);
+    };
+  }
+  subscribers_[node]->subscribe(found->second.key, name, std::move(confirmed));
 }
 
 void ReleaseNotifier::settle(Channel& channel) {
@@ -247,46 +205,12 @@ void ReleaseNotifier::unwatch(WaiterId id, bool acquired) {
 void ReleaseNotifier::drop_if_unused(std::unordered_map<std::string, Channel>::iterator it) {
   if (it->second.in_use() || !it->second.waiting_for_ready.empty()) return;
   const std::string name = it->first;
-  const std::string shard_name = std::move(it->second.shard_name);
   channels_.erase(it);
-  // Another key's channel may have the same shard channel ("k" and "{k}" both announce
-  // on "{k}:released" on a cluster): it keeps the subscription.
-  bool shard_channel_ours = false;
-  if (auto alias = by_shard_name_.find(shard_name);
-      alias != by_shard_name_.end() && alias->second == name) {
-    by_shard_name_.erase(alias);
-    shard_channel_ours = true;
-  }
   if (closed_) return;
-  for (std::size_t node = 0; node < subscribers_.size(); ++node) {
-    const Pubsub kind = pubsub_[node];
-    if (kind != Pubsub::plain && !shard_channel_ours) continue;
-    const std::array<std::string_view, 2> argv{
-        kind == Pubsub::sharded ? "SUNSUBSCRIBE" : "UNSUBSCRIBE",
-        kind == Pubsub::plain ? std::string_view(name) : std::string_view(shard_name)};
-    subscribers_[node]->command(argv, command_timeout_, [](const net::ReplyView&) {});
-  }
+  for (auto& subscriber : subscribers_) subscriber->unsubscribe(name);
 }
 
-void ReleaseNotifier::on_message(std::size_t node, const redisReply* message) {
-  const redisReply* kind = message->element[0];
-  const redisReply* channel_name = message->element[1];
-  if (channel_name->type != REDIS_REPLY_STRING) return;
-  std::string name(channel_name->str, channel_name->len);
-  const std::string_view word(kind->str, kind->len);
-  if (word != "message" || pubsub_[node] == Pubsub::plain_in_slot) {
-    // A shard channel: "smessage", or "sunsubscribe" from a node that gave its slot away.
-    auto alias = by_shard_name_.find(name);
-    if (alias == by_shard_name_.end()) return;
-    name = alias->second;
-    if (word == "sunsubscribe") {
-      // Asked again, the cluster routes it to the slot's new owner (MOVED is followed).
-      auto it = channels_.find(name);
-      if (it != channels_.end() && it->second.in_use()) subscribe(node, name, false);
-      return;
-    }
-  }
-  const redisReply* payload = message->element[2];
+void ReleaseNotifier::on_message(const std::string& name, const redisReply* payload) {
   if (payload->type != REDIS_REPLY_STRING) {
     // Not a value our release script publishes; still a reason to look at the key.
     auto it = channels_.find(name);
@@ -319,8 +243,8 @@ void ReleaseNotifier::announce(const std::string& channel_name, std::string rele
       channel.recent_releases.end()) {
     return;
   }
-  channel.recent_releases[channel.next_release_slot] = std::move(released);
-  channel.next_release_slot = (channel.next_release_slot + 1) % channel.recent_releases.size();
+  channel.recent_releases[channel.next_release_at] = std::move(released);
+  channel.next_release_at = (channel.next_release_at + 1) % channel.recent_releases.size();
   tell_listeners(channel, false);
   // Looked up again: a listener may have dropped the channel.
   it = channels_.find(channel_name);
@@ -331,7 +255,7 @@ void ReleaseNotifier::close() {
   if (closed_) return;
   closed_ = true;
   self_.reset();
-  subscribers_.clear();  // each ConnectionPtr closes its connection
+  subscribers_.clear();  // each closes its connection
   auto channels = std::move(channels_);
   channels_.clear();
   for (auto& [name, channel] : channels) {

@@ -1,19 +1,13 @@
 #pragma once
-// Waiting without polling: a holder's release publishes on "<key>:released" on every
-// node where it deleted the lock (a failed attempt's leftovers do not: node.hpp,
-// Announce), and waiters subscribe to that channel on every node through one
-// subscriber connection per node (shared by all keys and waiters of a Client).
-// A Redis Cluster member announces on a shard channel instead (SPUBLISH, heard only by the
-// shard that owns its slot), named in the key's slot: "{<key>}:released" for a key without
-// a hash tag. Its waiters SSUBSCRIBE it on that shard (net/cluster_router.hpp routes it) and
-// again when a shard's connection is ready again (a reconnect, a replica promoted) or the
-// server ends the subscription because the slot moved ("sunsubscribe"). A cluster without
-// sharded pub/sub (before Redis 7.0) PUBLISHes on that channel, and it is SUBSCRIBEd.
+// Releases are announced by the nodes that applied them (the release script, see
+// Announce), and waiters subscribe to each key's announcements on every member through
+// one subscriber per member (member/member_subscriber.hpp, which knows how each kind of
+// member announces), shared by all keys and waiters of a Client.
 //
-// A waiter counts as subscribed once a quorum of nodes confirmed the SUBSCRIBE: any
-// holder held a quorum, the two quorums share a node, and the holder's release
-// publishes there — so a release after that point cannot go unheard (unless that one
-// node fails, which the waiter's retry timer covers).
+// A waiter counts as subscribed once a quorum of members confirmed the subscription: any
+// release that can free the lock for it is then announced by at least one member it
+// hears (a release must reach a quorum to free the lock; fewer when that quorum's
+// members fail, which the waiter's retry timer covers).
 //
 // An announcement wakes one waiter of the key, not all (waiters.hpp): the notifier keeps
 // each key's WaiterQueue and is told when a waiter attempts and how the attempt ended.
@@ -29,6 +23,7 @@
 #include <vector>
 
 #include "client/engine/waiters.hpp"
+#include "member/member_subscriber.hpp"
 #include "net/connection.hpp"
 
 namespace redlock::detail {
@@ -112,8 +107,8 @@ class ReleaseNotifier {
     // it released: one wake per release. The nodes' messages of one release can arrive
     // after the next release was announced, so the last few values are remembered.
     std::array<std::string, 8> recent_releases;
-    std::size_t next_release_slot = 0;
-    std::string shard_name;  // the channel on cluster members; empty without any
+    std::size_t next_release_at = 0;
+    std::string key;
     int confirmed = 0;
     int failed = 0;
     bool ready = false;
@@ -133,7 +128,7 @@ class ReleaseNotifier {
   // Tells every listener of `channel` of a release, or of a new leader (`elected`).
   static void tell_listeners(const Channel& channel, bool elected);
   void subscribe(std::size_t node, const std::string& channel, bool count_for_ready);
-  void on_message(std::size_t node, const redisReply* message);
+  void on_message(const std::string& name, const redisReply* payload);
   // Wakes a waiter of `channel_name` unless `released` was already announced there.
   void announce(const std::string& channel_name, std::string released);
   void settle(Channel& channel);
@@ -145,18 +140,11 @@ class ReleaseNotifier {
   std::vector<net::ConnectionOptions> node_options_;
   int quorum_;
   std::chrono::milliseconds command_timeout_;
-  std::vector<net::ConnectionPtr> subscribers_;
+  std::vector<std::unique_ptr<MemberSubscriber>> subscribers_;
   std::unordered_map<std::string, Channel> channels_;
   std::unordered_map<WaiterId, std::string> waiter_channels_;
   std::unordered_map<ListenerId, std::string> listener_channels_;
-  // A cluster member's shard channel -> the channel's name in channels_.
-  std::unordered_map<std::string, std::string> by_shard_name_;
-  // How a node announces: standalone and Sentinel members PUBLISH on "<key>:released"; a
-  // cluster SPUBLISHes on the channel in the key's slot, or, before Redis 7.0 (SSUBSCRIBE
-  // answered "unknown command"), PUBLISHes on it.
-  enum class Pubsub { plain, sharded, plain_in_slot };
-  std::vector<Pubsub> pubsub_;    // per node
-  std::vector<Refused> refused_;  // per node; emptied once told
+  std::vector<Refused> refused_;  // per node, handed to its subscriber
   WaiterId next_id_ = 1;
   std::uint64_t next_generation_ = 1;
   bool closed_ = false;

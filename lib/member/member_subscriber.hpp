@@ -1,0 +1,80 @@
+#pragma once
+// One member's subscriber connection for release announcements, and how that member's
+// kind announces. A standalone or Sentinel member PUBLISHes a release of `key` on
+// "<key>:released" (Announce, member/node.hpp) and is SUBSCRIBEd there. A Redis Cluster
+// member announces on a shard channel instead (SPUBLISH, heard only by the shard that
+// owns its slot), named in the key's slot: "{<key>}:released" for a key without a hash
+// tag. It is SSUBSCRIBEd on that shard (net/cluster_router.hpp routes it) and again when a
+// shard's connection is ready again (a reconnect, a replica promoted) or the server ends
+// the subscription because the slot moved ("sunsubscribe"). A cluster without sharded
+// pub/sub (before Redis 7.0) PUBLISHes on the shard channel, SUBSCRIBEd on any of its
+// nodes. Whoever subscribes sees channels by their plain name, whatever the kind.
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "net/connection.hpp"
+
+struct uv_loop_s;
+
+namespace redlock::detail {
+
+class MemberSubscriber {
+ public:
+  struct Hooks {
+    /// A message on channel `name` ("<key>:released"); `payload` as the server sent it.
+    std::function<void(const std::string& name, const redisReply* payload)> on_message;
+    /// Whether channel `name` is still wanted: the subscriber renews only those after a
+    /// reconnect or a moved slot.
+    std::function<bool(const std::string& name)> in_use;
+    /// Every channel still wanted, to renew after a reconnect.
+    std::function<void(const std::function<void(const std::string& name)>&)> for_each_in_use;
+    /// Told once if the member refuses a subscription (an ACL user without +subscribe,
+    /// +ssubscribe or the channel's pattern): waiters are then woken by their retry timers
+    /// alone, which nothing else would show. May be empty.
+    std::function<void(std::string_view why)> refused;
+  };
+
+  /// Loop thread only. Connects at once.
+  MemberSubscriber(uv_loop_s* loop, net::ConnectionOptions options,
+                   std::chrono::milliseconds timeout, Hooks hooks);
+  ~MemberSubscriber();
+  MemberSubscriber(const MemberSubscriber&) = delete;
+  MemberSubscriber& operator=(const MemberSubscriber&) = delete;
+
+  /// Subscribes to the announcements of `key` (channel `name`, "<key>:released");
+  /// `confirmed(ok)` runs once, when the member confirmed or failed it.
+  void subscribe(const std::string& key, const std::string& name,
+                 std::function<void(bool ok)> confirmed);
+  /// Ends the subscription of channel `name` (for a cluster member, its shard channel,
+  /// unless another channel shares it: "k" and "{k}" both announce on "{k}:released").
+  void unsubscribe(const std::string& name);
+
+ private:
+  // How the member announces: plain PUBLISH; a cluster's SPUBLISH on the key's slot; or,
+  // a cluster before Redis 7.0 (SSUBSCRIBE answered "unknown command"), PUBLISH there.
+  enum class Pubsub { plain, sharded, plain_in_slot };
+
+  void send_subscribe(const std::string& name, std::function<void(bool ok)> confirmed);
+  void on_message(const redisReply* message);
+  // The channel the member announces `name` on.
+  const std::string& wire_name(const std::string& name) const;
+
+  std::chrono::milliseconds timeout_;
+  Hooks hooks_;
+  Pubsub pubsub_;
+  // A cluster member's channels: plain name -> shard channel, and each shard channel ->
+  // the plain name that subscribed it first.
+  std::unordered_map<std::string, std::string> shard_of_;
+  std::unordered_map<std::string, std::string> by_shard_;
+  // Replies find this object through it; reset when it goes so that late ones do nothing.
+  std::shared_ptr<MemberSubscriber*> self_;
+  net::ConnectionPtr connection_;  // last: closed before the members its callbacks touch
+};
+
+}  // namespace redlock::detail
