@@ -13,6 +13,7 @@
 
 #include "client/loop/timer.hpp"
 #include "client/nodes/acquire_reply.hpp"
+#include "client/nodes/member_watch.hpp"
 #include "client/nodes/shard_watch.hpp"
 #include "net/cluster_slot.hpp"
 #include "net/pipeline.hpp"
@@ -56,7 +57,7 @@ class RedisNode final : public Node {
         loop_(loop),
         probe_timeout_(options.connect_timeout),
         cluster_(options.endpoint.is_cluster()) {
-    // A cluster's start is its shard masters' (client/nodes/shard_watch.hpp); the router
+    // A cluster's life is its shard masters' (core/sharded_member_life.hpp); the router
     // tells of them from its first (synchronous) start on.
     if (cluster_) {
       shards_.emplace(probe_timeout_);
@@ -127,9 +128,10 @@ class RedisNode final : public Node {
     return last.channel;
   }
 
-  void watch_start(MemberStart::Rules rules) override {
+  void watch_start(core::MemberLife::Rules rules) override {
     if (shards_) return shards_->start(rules);
-    watch_.emplace(std::move(rules), probe_timeout_);
+    life_.emplace(std::move(rules));
+    watch_.emplace(*life_, probe_timeout_);
     if (connection_) watch_->ask(*connection_);
   }
 
@@ -141,7 +143,7 @@ class RedisNode final : public Node {
   void require_replica_acks(int replicas) override { replicas_to_ack_ = replicas; }
 
   // A cluster member's grant is judged by the guard of the shard that gave it
-  // (client/nodes/shard_watch.hpp); a member of one server needs nothing per reply.
+  // (core/sharded_member_life.hpp); a member of one server needs nothing per reply.
   void attribute(NodeReply& reply, const net::ReplyView& view) const {
     if (shards_) reply.guard = shards_->guard_for(view.server);
   }
@@ -803,10 +805,11 @@ class RedisNode final : public Node {
   bool waiting_ = false;
   std::uint64_t wait_generation_ = 0;
   bool cluster_;
-  std::optional<MemberWatch> watch_;  // before connection_, whose callbacks point into it
-  std::optional<ShardWatch> shards_;  // a cluster's, instead of watch_; as watch_
-  TimerPtr retry_timer_;              // closed in close()
-  net::ConnectionPtr connection_;     // last: closed before the members its callbacks touch
+  std::optional<core::MemberLife> life_;  // before watch_, which points to it
+  std::optional<MemberWatch> watch_;      // before connection_, whose callbacks point into it
+  std::optional<ShardWatch> shards_;      // a cluster's, instead of watch_; as watch_
+  TimerPtr retry_timer_;                  // closed in close()
+  net::ConnectionPtr connection_;         // last: closed before the members its callbacks touch
 };
 
 }  // namespace
