@@ -1,14 +1,17 @@
 // A server's life as a client sees it (core/member_life.hpp), on a manual clock: which
 // reconnects guard the member, from when, for how long, and what a first contact does
-// with and without the young-member rule, and what a cluster's shard masters make of the
-// member's grants (core/sharded_member_life.hpp).
+// with and without the young-member rule; then every short sequence of events against a
+// plain model of the rules, and the same for a cluster's shard masters
+// (core/sharded_member_life.hpp).
 
 #include "core/member_life.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -445,6 +448,247 @@ TEST(MemberLife, AGuardAtTheConnectionStartsAtTheAnswerWhenNoConnectionWasReport
   EXPECT_FALSE(guarded(life.guard(), t0 + 30s));
 }
 
+// Every sequence of up to five events, under each pair of rules, against a model of the
+// rules written plainly. The alphabet is what a server can do between two looks at it.
+enum class Event {
+  connected,
+  appeared,
+  same,         // answers as the server met last (or a long-running one, first)
+  restarted,    // another run_id, up for long: another server under the member's address
+  young,        // another run_id, up for 1 s
+  failed_over,  // the same run_id under another replication id
+  promoted,     // another run_id carrying the old replication id second, master for 2 s
+  refused,
+  silent,
+  half_bound,   // the clock moves by half the bound
+  past_bound,   // the clock moves past the bound
+  bound_grows,  // the bound doubles (a longer ttl was asked for)
+  count
+};
+constexpr int event_kinds = static_cast<int>(Event::count);
+
+// A server as a test plays it: who it says it is on each answer.
+struct Server {
+  ServerIdentity now{"a", 100'000s, "r1", "0000", std::nullopt};
+  int next = 0;
+  ServerIdentity answer(Event event) {
+    const std::string fresh = std::to_string(++next);
+    switch (event) {
+      case Event::restarted:
+        now = {"run" + fresh, 100'000s, "repl" + fresh, "0000", std::nullopt};
+        break;
+      case Event::young:
+        now = {"run" + fresh, 1s, "repl" + fresh, "0000", std::nullopt};
+        break;
+      case Event::failed_over:
+        now = {now.run_id, now.uptime, "repl" + fresh, now.master_replid, std::nullopt};
+        break;
+      case Event::promoted:
+        now = {"run" + fresh, 100'000s, "repl" + fresh, now.master_replid, 2000ms};
+        break;
+      default:
+        now.master_for.reset();
+        break;
+    }
+    return now;
+  }
+};
+
+// The rules, one at a time, in the words of core/member_life.hpp.
+struct Model {
+  bool observed;
+  bool first_contact;
+  bool met = false;       // remembered from its first answer or refusal on
+  bool appeared = false;  // joined the member after this client met it
+  bool known;             // its grants wait for an answer
+  bool silent = false;
+  std::optional<ServerIdentity> last;  // none: the last INFO was refused
+  std::optional<Clock::time_point> connection;
+  std::optional<Clock::time_point> guard_start;
+  std::string why;
+  int refusals_told = 0;
+  int guards_told = 0;
+
+  Model(bool observed_rule, bool first_contact_rule)
+      : observed(observed_rule), first_contact(first_contact_rule), known(!first_contact_rule) {}
+
+  // Guards run for the bound from their start; the later start outlasts the earlier.
+  void guard_from(Clock::time_point start, const char* reason, Clock::time_point now,
+                  std::chrono::milliseconds bound) {
+    if (guard_start && start <= *guard_start) return;
+    guard_start = start;
+    why = reason;
+    if (start + bound > now) ++guards_told;
+  }
+  Clock::time_point until(std::chrono::milliseconds bound) const {
+    return guard_start ? *guard_start + bound : Clock::time_point::min();
+  }
+
+  void connected(Clock::time_point now) {
+    connection = now;
+    silent = false;
+    // A reconnect may reach another server; a first contact matters to the young rule only.
+    if (met ? observed : first_contact) known = false;
+  }
+  void appeared_at(Clock::time_point now) {
+    connection = now;
+    silent = false;
+    if (!observed) return;
+    appeared = true;
+    known = false;
+  }
+  void answered(const ServerIdentity& id, Clock::time_point now, std::chrono::milliseconds bound) {
+    silent = false;
+    known = true;
+    const auto from = connection.value_or(now);
+    if (!met) {
+      if (appeared) {
+        guard_from(from, "became a master after", now, bound);
+      } else if (first_contact) {
+        const bool by_role = id.master_for && *id.master_for < id.uptime;
+        const auto age = by_role ? *id.master_for : std::chrono::milliseconds(id.uptime);
+        if (age < bound) {
+          guard_from(now - age, by_role ? "master for only" : "up for only", now, bound);
+        }
+      }
+    } else if (observed) {
+      if (!last) {
+        guard_from(from, "INFO refused on the connection before", now, bound);
+      } else if (id.run_id != last->run_id) {
+        const bool promoted =
+            !last->master_replid.empty() && id.master_replid2 == last->master_replid;
+        guard_from(from,
+                   promoted ? "promoted replica" : "run_id changed across a reconnect: restarted",
+                   now, bound);
+      } else if (id.master_replid != last->master_replid) {
+        guard_from(from, "replication id changed", now, bound);
+      }
+    }
+    met = true;
+    last = id;
+  }
+  void refused(Clock::time_point now, std::chrono::milliseconds bound) {
+    silent = false;
+    known = true;
+    const bool guards = met || appeared ? observed : first_contact;
+    if (guards) guard_from(connection.value_or(now), "INFO refused, so", now, bound);
+    met = true;
+    last.reset();
+    if (observed || first_contact) refusals_told = 1;
+  }
+};
+
+std::string spelled(const std::vector<Event>& events) {
+  static const char* const names[] = {"connected", "appeared",    "same",       "restarted",
+                                      "young",     "failed_over", "promoted",   "refused",
+                                      "silent",    "half_bound",  "past_bound", "bound_grows"};
+  std::string text;
+  for (const auto event : events) text += std::string(names[static_cast<int>(event)]) + " ";
+  return text;
+}
+
+TEST(MemberLife, EverySequenceOfFiveEventsFollowsTheRules) {
+  constexpr int length = 5;
+  int sequences = 0;
+  int failures = 0;
+  const auto began = std::chrono::steady_clock::now();
+  std::vector<Event> events(length);
+  int total = 1;
+  for (int i = 0; i < length; ++i) total *= event_kinds;
+  for (const bool observed : {true, false}) {
+    for (const bool first_contact : {true, false}) {
+      for (int code = 0; code < total; ++code) {
+        for (int i = 0, rest = code; i < length; ++i, rest /= event_kinds) {
+          events[i] = static_cast<Event>(rest % event_kinds);
+        }
+        ++sequences;
+        auto bound = bound_of(30s);
+        int refusals_told = 0;
+        int guards_told = 0;
+        auto r = rules(observed, first_contact);
+        r.bound = bound;
+        r.on_misconfigured = [&](std::string_view) { ++refusals_told; };
+        r.on_guarded = [&](std::chrono::milliseconds left, std::string_view why) {
+          ++guards_told;
+          if (left <= 0ms || why.empty()) ++failures;
+        };
+        MemberLife life(std::move(r));
+        Model model(observed, first_contact);
+        Server server;
+        auto now = t0;
+        for (int step = 0; step < length; ++step) {
+          const auto span = std::chrono::milliseconds(bound->load());
+          switch (events[step]) {
+            case Event::connected:
+              life.connected(now);
+              model.connected(now);
+              break;
+            case Event::appeared:
+              life.appeared(now);
+              model.appeared_at(now);
+              break;
+            case Event::same:
+            case Event::restarted:
+            case Event::young:
+            case Event::failed_over:
+            case Event::promoted: {
+              const auto identity = server.answer(events[step]);
+              life.learned(identity, now);
+              model.answered(identity, now, span);
+              break;
+            }
+            case Event::refused:
+              life.refused(now);
+              model.refused(now, span);
+              break;
+            case Event::silent:
+              life.fell_silent();
+              model.silent = true;
+              break;
+            case Event::half_bound:
+              now += span / 2;
+              break;
+            case Event::past_bound:
+              now += span + 1ms;
+              break;
+            case Event::bound_grows:
+              bound->store(2 * bound->load());
+              break;
+            case Event::count:
+              break;
+          }
+          const auto span_now = std::chrono::milliseconds(bound->load());
+          const MemberGuard& guard = life.guard();
+          const auto until = model.until(span_now);
+          const bool model_guarded = !model.known || now < until;
+          const bool ok = guard.known == model.known && guard.until == until &&
+                          guarded(guard, now) == model_guarded && life.silent() == model.silent &&
+                          refusals_told == model.refusals_told &&
+                          guards_told == model.guards_told &&
+                          (!(guard.known && now < guard.until) ||
+                           guard.reason.find(model.why) != std::string::npos);
+          if (!ok && ++failures <= 5) {
+            ADD_FAILURE() << "rules observed " << observed << ", first_contact " << first_contact
+                          << ": " << spelled({events.begin(), events.begin() + step + 1})
+                          << "\n  known " << guard.known << " (model " << model.known << "), until "
+                          << (guard.until - t0).count() << " ns (model " << (until - t0).count()
+                          << "), silent " << life.silent() << " (model " << model.silent
+                          << "), refusals told " << refusals_told << " (model "
+                          << model.refusals_told << "), guards told " << guards_told << " (model "
+                          << model.guards_told << "), reason '" << guard.reason << "' (model '"
+                          << model.why << "')";
+          }
+        }
+      }
+    }
+  }
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - began);
+  EXPECT_EQ(failures, 0);
+  RecordProperty("sequences", sequences);
+  std::cout << sequences << " sequences of " << length << " events in " << took.count() << " ms\n";
+}
+
 // A cluster's masters: a grant counts by the guard of the shard that gave it, and the
 // other shards' as far as they own slots, are guarded, or have not said who they are
 // without being found silent.
@@ -493,6 +737,131 @@ TEST(ShardedMemberLife, AMasterThatAppearsLaterIsGuardedFromItsAppearance) {
   early.life(late)->learned(server("c", 100'000s), t0 + 6s);
   EXPECT_TRUE(guarded(early.guard(), t0 + 35s - 1ns));
   EXPECT_FALSE(guarded(early.guard(), t0 + 35s));
+}
+
+// Every sequence of four events over two shards, with the second met with the member or
+// appeared later, against the combination written plainly over each shard's own life.
+enum class ShardEvent { ready, left, regained, same, restarted, refused, silent, count };
+constexpr int shard_event_kinds = static_cast<int>(ShardEvent::count);
+
+TEST(ShardedMemberLife, EverySequenceOfFourEventsOverTwoShardsCombinesTheirGuards) {
+  constexpr int shards = 2;
+  constexpr int length = 4;
+  // Per shard its events, then the clock by half the bound and past it.
+  constexpr int kinds = shards * shard_event_kinds + 2;
+  int total = 1;
+  for (int i = 0; i < length; ++i) total *= kinds;
+  int sequences = 0;
+  int failures = 0;
+  const auto began = std::chrono::steady_clock::now();
+  const auto span = 30s;
+  for (const bool second_appeared : {false, true}) {
+    for (const bool first_contact : {false, true}) {
+      for (int code = 0; code < total; ++code) {
+        ++sequences;
+        ShardedMemberLife lives;
+        std::vector<std::unique_ptr<MemberLife>> reference;
+        std::vector<bool> owns(shards, true);
+        std::vector<Server> servers(shards);
+        std::vector<ShardedMemberLife::Shard> ids;
+        ids.push_back(lives.met("127.0.0.1:7001"));
+        if (!second_appeared) ids.push_back(lives.met("127.0.0.1:7002"));
+        lives.start(rules(true, first_contact), t0);
+        if (second_appeared) ids.push_back(lives.appeared("127.0.0.1:7002", t0));
+        for (int i = 0; i < shards; ++i) {
+          reference.push_back(std::make_unique<MemberLife>(rules(true, first_contact)));
+        }
+        if (second_appeared) reference[1]->appeared(t0);
+        auto now = t0;
+        std::string trail;
+        for (int step = 0, rest = code; step < length; ++step, rest /= kinds) {
+          const int symbol = rest % kinds;
+          if (symbol >= shards * shard_event_kinds) {
+            now += symbol == shards * shard_event_kinds ? span / 2 : span + 1ms;
+            trail += symbol == shards * shard_event_kinds ? "half_bound " : "past_bound ";
+          } else {
+            const int shard = symbol / shard_event_kinds;
+            const auto event = static_cast<ShardEvent>(symbol % shard_event_kinds);
+            MemberLife& ours = *lives.life(ids[shard]);
+            MemberLife& theirs = *reference[shard];
+            static const char* const names[] = {"ready",     "left",    "regained", "same",
+                                                "restarted", "refused", "silent"};
+            trail += std::to_string(shard) + ":" + names[static_cast<int>(event)] + " ";
+            switch (event) {
+              case ShardEvent::ready:
+                lives.ready(ids[shard], now);
+                theirs.connected(now);
+                break;
+              case ShardEvent::left:
+                lives.left(ids[shard]);
+                owns[shard] = false;
+                break;
+              case ShardEvent::regained:
+                lives.regained(ids[shard], now);
+                owns[shard] = true;
+                theirs.connected(now);
+                break;
+              case ShardEvent::same:
+              case ShardEvent::restarted: {
+                const auto identity = servers[shard].answer(
+                    event == ShardEvent::same ? Event::same : Event::restarted);
+                ours.learned(identity, now);
+                theirs.learned(identity, now);
+                break;
+              }
+              case ShardEvent::refused:
+                ours.refused(now);
+                theirs.refused(now);
+                break;
+              case ShardEvent::silent:
+                ours.fell_silent();
+                theirs.fell_silent();
+                break;
+              case ShardEvent::count:
+                break;
+            }
+          }
+          // A grant `answered` gave (-1: which shard is not known) waits while its own shard
+          // is guarded, or another shard owning slots is guarded, or has not said who it is
+          // and is not known to be silent (when the answering shard is known).
+          const auto model = [&](int answered, Clock::time_point at) {
+            for (int b = 0; b < shards; ++b) {
+              const MemberGuard& own = reference[b]->guard();
+              if (b == answered) {
+                if (guarded(own, at)) return true;
+                continue;
+              }
+              if (!owns[b]) continue;
+              if (at < own.until) return true;
+              if (!own.known && (answered < 0 || !reference[b]->silent())) return true;
+            }
+            return false;
+          };
+          for (int answered = -1; answered < shards; ++answered) {
+            const MemberGuard& guard =
+                answered < 0 ? lives.guard() : lives.guard_for(ids[answered]);
+            for (const auto at : {now, now + span / 2, now + span + 1ms}) {
+              const bool reason_given = !(guard.known && at < guard.until) || !guard.reason.empty();
+              if ((guarded(guard, at) != model(answered, at) || !reason_given) && ++failures <= 5) {
+                ADD_FAILURE()
+                    << "second shard " << (second_appeared ? "appeared" : "met")
+                    << ", first_contact " << first_contact << ": " << trail
+                    << "\n  the grant of shard " << answered << " at +"
+                    << std::chrono::duration_cast<std::chrono::milliseconds>(at - now).count()
+                    << " ms: guarded " << guarded(guard, at) << " (model " << model(answered, at)
+                    << "), reason '" << guard.reason << "'";
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - began);
+  EXPECT_EQ(failures, 0);
+  std::cout << sequences << " sequences of " << length << " events over " << shards << " shards in "
+            << took.count() << " ms\n";
 }
 
 }  // namespace
