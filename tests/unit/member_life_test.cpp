@@ -739,23 +739,22 @@ TEST(ShardedMemberLife, AMasterThatAppearsLaterIsGuardedFromItsAppearance) {
   EXPECT_FALSE(guarded(early.guard(), t0 + 35s));
 }
 
-// Every sequence of four events over two shards, with the second met with the member or
-// appeared later, against the combination written plainly over each shard's own life.
+// Every sequence of `length` events over `shards` shards, with the last met with the
+// member or appeared later, against the combination written plainly over each shard's own
+// life.
 enum class ShardEvent { ready, left, regained, same, restarted, refused, silent, count };
 constexpr int shard_event_kinds = static_cast<int>(ShardEvent::count);
 
-TEST(ShardedMemberLife, EverySequenceOfFourEventsOverTwoShardsCombinesTheirGuards) {
-  constexpr int shards = 2;
-  constexpr int length = 4;
+void every_shard_sequence(const int shards, const int length) {
   // Per shard its events, then the clock by half the bound and past it.
-  constexpr int kinds = shards * shard_event_kinds + 2;
+  const int kinds = shards * shard_event_kinds + 2;
   int total = 1;
   for (int i = 0; i < length; ++i) total *= kinds;
   int sequences = 0;
   int failures = 0;
   const auto began = std::chrono::steady_clock::now();
   const auto span = 30s;
-  for (const bool second_appeared : {false, true}) {
+  for (const bool last_appeared : {false, true}) {
     for (const bool first_contact : {false, true}) {
       for (int code = 0; code < total; ++code) {
         ++sequences;
@@ -764,14 +763,15 @@ TEST(ShardedMemberLife, EverySequenceOfFourEventsOverTwoShardsCombinesTheirGuard
         std::vector<bool> owns(shards, true);
         std::vector<Server> servers(shards);
         std::vector<ShardedMemberLife::Shard> ids;
-        ids.push_back(lives.met("127.0.0.1:7001"));
-        if (!second_appeared) ids.push_back(lives.met("127.0.0.1:7002"));
+        const auto address = [](int shard) { return "127.0.0.1:" + std::to_string(7001 + shard); };
+        for (int i = 0; i + 1 < shards; ++i) ids.push_back(lives.met(address(i)));
+        if (!last_appeared) ids.push_back(lives.met(address(shards - 1)));
         lives.start(rules(true, first_contact), t0);
-        if (second_appeared) ids.push_back(lives.appeared("127.0.0.1:7002", t0));
+        if (last_appeared) ids.push_back(lives.appeared(address(shards - 1), t0));
         for (int i = 0; i < shards; ++i) {
           reference.push_back(std::make_unique<MemberLife>(rules(true, first_contact)));
         }
-        if (second_appeared) reference[1]->appeared(t0);
+        if (last_appeared) reference[shards - 1]->appeared(t0);
         auto now = t0;
         std::string trail;
         for (int step = 0, rest = code; step < length; ++step, rest /= kinds) {
@@ -844,9 +844,9 @@ TEST(ShardedMemberLife, EverySequenceOfFourEventsOverTwoShardsCombinesTheirGuard
               const bool reason_given = !(guard.known && at < guard.until) || !guard.reason.empty();
               if ((guarded(guard, at) != model(answered, at) || !reason_given) && ++failures <= 5) {
                 ADD_FAILURE()
-                    << "second shard " << (second_appeared ? "appeared" : "met")
-                    << ", first_contact " << first_contact << ": " << trail
-                    << "\n  the grant of shard " << answered << " at +"
+                    << "last shard " << (last_appeared ? "appeared" : "met") << ", first_contact "
+                    << first_contact << ": " << trail << "\n  the grant of shard " << answered
+                    << " at +"
                     << std::chrono::duration_cast<std::chrono::milliseconds>(at - now).count()
                     << " ms: guarded " << guarded(guard, at) << " (model " << model(answered, at)
                     << "), reason '" << guard.reason << "'";
@@ -862,6 +862,14 @@ TEST(ShardedMemberLife, EverySequenceOfFourEventsOverTwoShardsCombinesTheirGuard
   EXPECT_EQ(failures, 0);
   std::cout << sequences << " sequences of " << length << " events over " << shards << " shards in "
             << took.count() << " ms\n";
+}
+
+TEST(ShardedMemberLife, EverySequenceOfFourEventsOverTwoShardsCombinesTheirGuards) {
+  every_shard_sequence(2, 4);
+}
+
+TEST(ShardedMemberLife, EverySequenceOfThreeEventsOverThreeShardsCombinesTheirGuards) {
+  every_shard_sequence(3, 3);
 }
 
 }  // namespace
