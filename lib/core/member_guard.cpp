@@ -1,5 +1,7 @@
 #include "core/member_guard.hpp"
 
+#include <chrono>
+
 namespace redlock::core {
 
 bool guarded(const MemberGuard& guard, Clock::time_point now) noexcept {
@@ -60,6 +62,17 @@ void guard_of_grant(std::span<const ServerGuard> servers, std::size_t answered_b
   }
   if (&out != chosen) out = *chosen;
   out.known = chosen_known;
+}
+
+std::string guarded_detail(const MemberGuard& guard, Clock::time_point now) {
+  if (!guard.known) return "not counted: the server has not said yet who it is";
+  if (!guard.same_server_as.empty()) {
+    return "not counted: the same server as " + guard.same_server_as +
+           ", which counts for it (two URLs naming one server)";
+  }
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(guard.until - now);
+  return "not counted: guarded for another " + std::to_string(left.count()) + " ms (" +
+         guard.reason + ")";
 }
 
 const MemberGuard* stricter_guard(const MemberGuard* a, const MemberGuard* b) noexcept {

@@ -58,6 +58,10 @@ inline constexpr std::size_t unknown_server = std::numeric_limits<std::size_t>::
 void guard_of_grant(std::span<const ServerGuard> servers, std::size_t answered_by,
                     MemberGuard& out);
 
+/// Why a guarded member's grant did not count, for error details and status: "not
+/// counted: guarded for another 812 ms (run_id changed across a reconnect: ...)".
+std::string guarded_detail(const MemberGuard& guard, Clock::time_point now);
+
 /// The stricter of two guards for a grant made of parts from several servers (a key set
 /// over several slots): unknown before the same server as another member before the
 /// later `until`. Null stands for the member's own guard, stricter than either.

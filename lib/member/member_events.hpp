@@ -25,12 +25,12 @@ inline bool observed(const Options& options) noexcept {
 net::ConnectionOptions observe_connection(net::ConnectionOptions connection,
                                           const Options& options);
 
-/// What reports a guard of member `node` (MemberStart::Rules::on_guarded) to `options`'
+/// What reports a guard of member `node` (core::MemberLife::Rules::on_guarded) to `options`'
 /// observer and log sink; empty when neither is set.
 std::function<void(std::chrono::milliseconds, std::string_view)> observe_guard(
     std::string node, const Options& options);
 
-/// What reports a problem of member `node`'s setup (MemberStart::Rules::on_misconfigured)
+/// What reports a problem of member `node`'s setup (core::MemberLife::Rules::on_misconfigured)
 /// to `options`' observer (NodeEventKind::misconfigured) and log sink (a warning); empty
 /// when neither is set.
 std::function<void(std::string_view)> observe_misconfiguration(std::string node,

@@ -13,6 +13,7 @@
 
 #include "member/acquire_reply.hpp"
 #include "member/key_set_parts.hpp"
+#include "member/member_watch.hpp"
 #include "member/shard_watch.hpp"
 #include "net/cluster_slot.hpp"
 #include "net/pipeline.hpp"
@@ -57,7 +58,7 @@ class RedisNode final : public Node {
         loop_(loop),
         probe_timeout_(options.connect_timeout),
         cluster_(options.endpoint.is_cluster()) {
-    // A cluster's start is its shard masters' (member/shard_watch.hpp); the router
+    // A cluster's life is its shard masters' (core/sharded_member_life.hpp); the router
     // tells of them from its first (synchronous) start on.
     if (cluster_) {
       shards_.emplace(probe_timeout_);
@@ -138,9 +139,10 @@ class RedisNode final : public Node {
     return last.channel;
   }
 
-  void watch_start(MemberStart::Rules rules) override {
+  void watch_start(core::MemberLife::Rules rules) override {
     if (shards_) return shards_->start(rules);
-    watch_.emplace(std::move(rules), probe_timeout_);
+    life_.emplace(std::move(rules));
+    watch_.emplace(*life_, probe_timeout_);
     if (connection_) watch_->ask(*connection_);
   }
 
@@ -152,7 +154,7 @@ class RedisNode final : public Node {
   void require_replica_acks(int replicas) override { replicas_to_ack_ = replicas; }
 
   // A cluster member's grant is judged by the guard of the shard that gave it
-  // (member/shard_watch.hpp); a member of one server needs nothing per reply.
+  // (core/sharded_member_life.hpp); a member of one server needs nothing per reply.
   void attribute(NodeReply& reply, const net::ReplyView& view) const {
     if (shards_) reply.guard = shards_->guard_for(view.server);
   }
@@ -814,10 +816,11 @@ class RedisNode final : public Node {
   bool waiting_ = false;
   std::uint64_t wait_generation_ = 0;
   bool cluster_;
-  std::optional<MemberWatch> watch_;  // before connection_, whose callbacks point into it
-  std::optional<ShardWatch> shards_;  // a cluster's, instead of watch_; as watch_
-  net::TimerPtr retry_timer_;         // closed in close()
-  net::ConnectionPtr connection_;     // last: closed before the members its callbacks touch
+  std::optional<core::MemberLife> life_;  // before watch_, which points to it
+  std::optional<MemberWatch> watch_;      // before connection_, whose callbacks point into it
+  std::optional<ShardWatch> shards_;      // a cluster's, instead of watch_; as watch_
+  net::TimerPtr retry_timer_;             // closed in close()
+  net::ConnectionPtr connection_;         // last: closed before the members its callbacks touch
 };
 
 }  // namespace

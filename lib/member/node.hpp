@@ -18,7 +18,7 @@
 #include <redlock/error.hpp>
 #include <redlock/inspection.hpp>
 
-#include "member/member_start.hpp"
+#include "core/member_life.hpp"
 #include "net/connection.hpp"
 #include "scripts/script.hpp"
 
@@ -57,7 +57,7 @@ struct NodeReply {
   /// surely did not apply it.
   bool unsent = false;
   /// The guard of the server that answered, where the member has several (a Redis
-  /// Cluster's shard masters, member/shard_watch.hpp); null: the member's,
+  /// Cluster's shard masters, core/sharded_member_life.hpp); null: the member's,
   /// Node::guard(). Valid while the node lives.
   const core::MemberGuard* guard = nullptr;
 };
@@ -170,10 +170,10 @@ class Node {
                            std::chrono::milliseconds timeout, FamilyInterpreter interpret,
                            NodeCallback done);
 
-  /// Starts learning the member's start (member/member_start.hpp) under `rules`,
+  /// Starts following the member's server's life (core/member_life.hpp) under `rules`,
   /// before any lock command is sent. Nodes that cannot tell (test fakes) keep this
   /// default, which does nothing: their guard() never guards.
-  virtual void watch_start(MemberStart::Rules rules) { (void)rules; }
+  virtual void watch_start(core::MemberLife::Rules rules) { (void)rules; }
   /// Whether this member's grants count now (core/member_guard.hpp).
   virtual const core::MemberGuard& guard() const noexcept;
   /// From now on, every call that may grant (acquire, extend, fence, a family script) is

@@ -1,25 +1,16 @@
 #pragma once
-// The start of every shard master of a Redis Cluster member, watched as a standalone
-// member's is (member/member_start.hpp): one MemberWatch per master connection the
-// router makes, fed by its ShardEvents (net/connection.hpp). A cluster member's grants
-// come from several servers, any of which may restart empty or be replaced by a replica
-// the writes had not reached; the member is guarded while any of them is, since a slot,
-// and the keys it lost, may move to another master. Which server answered a grant is
-// known (net::ReplyView::server): its own guard applies in full, so a master that has not
-// said who it is never has its grants counted; the others' only as far as they are
-// guarded, and while one has not said who it is only until it is found silent (its INFO
-// timed out or its connection failed), so that one paused master holds back the keys of
-// its own slots, not the whole member (core::guard_of_grant).
+// What feeds a Redis Cluster member's shard masters' lives (core/sharded_member_life.hpp)
+// from the router: its ShardEvents (net/connection.hpp) become the lives' events, and
+// every master connection gets a MemberWatch that asks its server who it is.
 
 #include <chrono>
 #include <memory>
-#include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "core/member_guard.hpp"
-#include "member/member_start.hpp"
+#include "core/sharded_member_life.hpp"
+#include "member/member_watch.hpp"
 #include "net/connection.hpp"
 
 namespace redlock::detail {
@@ -32,12 +23,10 @@ class ShardWatch {
   /// watched from start() on.
   void on_shard(net::Connection& shard, const std::string& address, net::ShardEvent event);
   /// Starts watching with `rules` (their `who` is set per shard): asks every shard known.
-  void start(const MemberStart::Rules& rules);
+  void start(const core::MemberLife::Rules& rules);
 
-  /// The member's guard where the server that answered is not known: unknown while the
-  /// server of any shard that owns slots has not said who it is, else the latest `until`
-  /// of those shards, with that shard's reason.
-  const core::MemberGuard& guard() const noexcept;
+  /// core::ShardedMemberLife::guard.
+  const core::MemberGuard& guard() const noexcept { return lives_.guard(); }
   /// The guard of a grant `server` (one of the shards' connections) gave; the member's
   /// guard() for a server not known here. Valid while this watch lives; its value is
   /// brought up to date by the next call for that server.
@@ -46,24 +35,15 @@ class ShardWatch {
  private:
   struct Shard {
     net::Connection* connection;
-    std::string address;
-    bool appeared;
-    // Owns slots (ShardEvent::left, regained): a server that owns none holds no key of the
-    // member, and may be down for good, unable ever to say who it is.
-    bool owns;
+    core::ShardedMemberLife::Shard id;
     std::unique_ptr<MemberWatch> watch;  // stable: its INFO callback points to it
-    // guard_for()'s answer for this shard, kept where a reply can point to it.
-    std::unique_ptr<core::MemberGuard> of_grant = std::make_unique<core::MemberGuard>();
   };
   void watch(Shard& shard);
-  // The shards as core::guard_of_grant takes them (an unwatched shard has no guard).
-  std::span<const core::ServerGuard> server_guards() const;
 
   std::chrono::milliseconds timeout_;
-  std::optional<MemberStart::Rules> rules_;
+  // Before shards_: their watches point into it.
+  core::ShardedMemberLife lives_;
   std::vector<Shard> shards_;
-  mutable core::MemberGuard combined_;
-  mutable std::vector<core::ServerGuard> server_guards_;
 };
 
 }  // namespace redlock::detail

@@ -37,7 +37,7 @@ bool Handshake::start(const Endpoint& endpoint, std::string& out, Goal goal) {
     steps_[count_++] = Step::ask_sentinel;
     // How long the server it names has been the master: a client meeting a replica
     // promoted a second ago cannot tell it from INFO, where its uptime may be days
-    // (MemberStart's young-member rule). Its refusal fails nothing.
+    // (core::MemberLife's young-member rule). Its refusal fails nothing.
     const std::array<std::string_view, 3> master{"SENTINEL", "MASTER", endpoint.master_name};
     append_command(out, master);
     steps_[count_++] = Step::master_info;

@@ -96,11 +96,11 @@ void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
   connection_options_ = connections;
   auto make_all = [&] {
     // One for the client: two members that reach one server do not both count.
-    auto registry = std::make_shared<ServerRegistry>();
+    auto registry = std::make_shared<core::ServerRegistry>();
     int member = 0;
     for (const auto& connection : connections) {
       state_->nodes.push_back(factory(loop(), observe_connection(connection, options_)));
-      MemberStart::Rules rules;
+      core::MemberLife::Rules rules;
       rules.observed = options_.member_guard.observed_restarts;
       rules.first_contact = options_.member_guard.young_on_first_contact;
       rules.bound = guard_bound_;

@@ -164,7 +164,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
   const Seams seams_;
   core::RandomSource random_;
   std::atomic<bool> closed_{false};
-  // The member guard's bound in ms, read by every node (member/member_start.hpp).
+  // The member guard's bound in ms, read by every node (core/member_life.hpp).
   std::shared_ptr<std::atomic<long long>> guard_bound_;
   std::vector<net::ConnectionOptions> connection_options_;
   std::shared_ptr<LoopState> state_ = std::make_shared<LoopState>();

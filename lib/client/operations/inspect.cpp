@@ -10,7 +10,7 @@
 #include "client/engine/engine.hpp"
 #include "client/operations/operations.hpp"
 #include "client/rounds/round.hpp"
-#include "member/member_start.hpp"
+#include "core/member_guard.hpp"
 #include "scripts/family_scripts.hpp"
 
 namespace redlock {
@@ -149,7 +149,7 @@ void start_inspect(const std::shared_ptr<Engine>& engine, std::string key,
               // The key's server's, where the member has several.
               const auto& guard = answer.guard != nullptr ? *answer.guard : node.guard();
               if (core::guarded(guard, now)) {
-                view.guard = guarded_detail(guard, now);
+                view.guard = core::guarded_detail(guard, now);
               }
               view.kind = answer.kind;
               view.holders = std::move(answer.holders);

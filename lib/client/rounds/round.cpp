@@ -27,7 +27,7 @@ struct RoundState {
   core::QuorumRound quorum{1, 1};
   RoundResult result;
   VoteRule rule = nullptr;
-  // The engine's nodes, for their guards (member/member_start.hpp): read only while
+  // The engine's nodes, for their guards (core/member_life.hpp): read only while
   // the round is undecided, when the operation that runs it keeps the engine alive.
   std::vector<std::unique_ptr<Node>>* nodes = nullptr;
   bool wait_for_all = false;
@@ -139,7 +139,7 @@ struct RoundState {
     const auto vote = core::counted_vote(core::Vote::granted, guard, acks, now);
     if (vote != core::Vote::granted) {
       outcome.counted = false;
-      if (core::guarded(guard, now)) outcome.detail = guarded_detail(guard, now);
+      if (core::guarded(guard, now)) outcome.detail = core::guarded_detail(guard, now);
     }
     return vote;
   }

@@ -1,11 +1,12 @@
 #pragma once
-// When a member (one Redis server behind a node URL) last started, as far as it can have
-// lost keys, learned from the server itself: one INFO per connection, right after the
-// handshake, nothing per lock cycle. A server whose run_id or replication id differs from
-// the one this client last met is a restarted (or failed-over) one; it may have lost keys
-// still live for their holders, so its grants do not count until the fleet's longest TTL
-// has passed since this client saw it come back (core/member_guard.hpp). Pure
-// bookkeeping: the node (member/node.cpp) sends the INFO and reports here.
+// The life of one Redis server behind a member, as this client sees it, and what it
+// makes of the member's grants (core/member_guard.hpp). A server whose run_id or
+// replication id differs from the one this client last met is a restarted (or
+// failed-over) one; it may have lost keys still live for their holders, so its grants do
+// not count until the fleet's longest TTL has passed since this client saw it come back.
+// Fed with events and the time they happened at; it never asks the server itself: the
+// node sends one INFO per connection, right after the handshake, nothing per lock cycle,
+// and reports here (member/member_watch.hpp).
 
 #include <atomic>
 #include <chrono>
@@ -18,49 +19,33 @@
 #include <vector>
 
 #include "core/member_guard.hpp"
-#include "net/connection.hpp"
+#include "core/server_identity.hpp"
 
-namespace redlock::detail {
+namespace redlock::core {
 
-/// What INFO says of a server's identity.
-struct ServerIdentity {
-  std::string run_id;
-  std::chrono::seconds uptime{0};
-  std::string master_replid;
-  std::string master_replid2;
-  /// Not from INFO: for a Sentinel group, how long the server has been the group's master
-  /// as the sentinel that named it says (net::Connection::master_role_age). A replica
-  /// promoted a second ago may have been up for days.
-  std::optional<std::chrono::milliseconds> master_for;
-};
-
-/// Reads run_id, uptime_in_seconds, master_replid and master_replid2 out of an INFO reply;
-/// nullopt when run_id or uptime_in_seconds is missing.
-std::optional<ServerIdentity> parse_server_identity(std::string_view info);
-
-class MemberStart;
+class MemberLife;
 
 /// The servers the members of one client reached, by run_id, so that two members naming
 /// one server (two URLs of one host: localhost and 127.0.0.1) do not give it two votes:
 /// the member whose INFO revealed a run_id that another member had already answered with
 /// does not count while both have it. The later one, not a fixed one, so that its grants,
 /// whose replies follow its INFO on its connection, are never counted before it is found
-/// out. Loop thread only; each MemberStart enters it when made and leaves it when gone.
+/// out. Loop thread only; each MemberLife enters it when made and leaves it when gone.
 class ServerRegistry {
  public:
-  void enter(MemberStart& start) { starts_.push_back(&start); }
-  void leave(MemberStart& start);
+  void enter(MemberLife& life) { lives_.push_back(&life); }
+  void leave(MemberLife& life);
   /// Re-judges every member after one's identity changed.
   void judge();
   /// The order in which run_ids were learned.
   std::uint64_t next_sequence() noexcept { return ++sequence_; }
 
  private:
-  std::vector<MemberStart*> starts_;
+  std::vector<MemberLife*> lives_;
   std::uint64_t sequence_ = 0;
 };
 
-class MemberStart {
+class MemberLife {
  public:
   struct Rules {
     /// Guard a member whose restart or failover this client observes.
@@ -92,45 +77,55 @@ class MemberStart {
     bool any() const noexcept { return observed || first_contact; }
   };
 
-  explicit MemberStart(Rules rules);
-  ~MemberStart();
-  MemberStart(const MemberStart&) = delete;
-  MemberStart& operator=(const MemberStart&) = delete;
+  explicit MemberLife(Rules rules);
+  ~MemberLife();
+  MemberLife(const MemberLife&) = delete;
+  MemberLife& operator=(const MemberLife&) = delete;
 
-  /// A connection to the member became ready at `now`: until its INFO is answered, a
+  /// A connection to the server became ready at `now`: until its INFO is answered, a
   /// server this client met before may be another one, so its grants do not count.
-  void connected(core::Clock::time_point now);
+  void connected(Clock::time_point now);
   /// Like connected(), for a server that joined the member after this client met it (a
   /// cluster master promoted or given slots later): whatever its age, it may lack writes
   /// the member granted, so its answer starts a guard from `now`.
-  void appeared(core::Clock::time_point now);
+  void appeared(Clock::time_point now);
   /// The connection's INFO answered.
-  void learned(const ServerIdentity& identity, core::Clock::time_point now);
+  void learned(const ServerIdentity& identity, Clock::time_point now);
   /// The connection's INFO was refused (an ACL, a renamed command) or could not be read:
   /// the server cannot tell its start, so a reconnect is taken for a restart at the
   /// reconnect, and so is the first INFO answered after a refused one. Told once
   /// (Rules::on_misconfigured).
-  void unanswered(core::Clock::time_point now);
+  void refused(Clock::time_point now);
+  /// The connection's INFO ended without an answer: it timed out, or the connection
+  /// failed. Says nothing of the server's start; the server answers nothing now, until
+  /// the next answer or connection (silent()).
+  void fell_silent() noexcept { silent_ = true; }
 
   /// The guard as of now: one that started before the bound grew (this client was asked
   /// for a longer ttl, so others may hold locks that long) lasts the new bound from its
   /// start, not the old one.
-  const core::MemberGuard& guard() const noexcept;
+  const MemberGuard& guard() const noexcept;
+  /// Its last INFO ended without an answer and no connection became ready since
+  /// (core::ServerGuard::silent).
+  bool silent() const noexcept { return silent_; }
   const Rules& rules() const noexcept { return rules_; }
 
  private:
   friend class ServerRegistry;
   /// ServerRegistry::judge: `other` (null: none) reached this server first.
-  void same_server_as(const MemberStart* other);
+  void same_server_as(const MemberLife* other);
 
-  void guard_from(core::Clock::time_point start, std::string reason, core::Clock::time_point now);
+  void guard_from(Clock::time_point start, std::string reason, Clock::time_point now);
+  /// Where a guard taken at the connection starts: at the connection, or at `now` when
+  /// no connection was reported (an INFO sent before its connection was ready).
+  Clock::time_point connection_start(Clock::time_point now) const noexcept;
   std::chrono::milliseconds bound() const noexcept;
 
   Rules rules_;
   // Mutable: guard() stretches it to the bound's latest value.
-  mutable core::MemberGuard guard_;
+  mutable MemberGuard guard_;
   // Where the guard that set guard_.until started; none before any guard.
-  std::optional<core::Clock::time_point> guard_start_;
+  std::optional<Clock::time_point> guard_start_;
   /// Whether this client met the server (any connection of it answered INFO or refused
   /// it): from then on a reconnect may reach a restarted one.
   bool met_ = false;
@@ -139,39 +134,11 @@ class MemberStart {
   std::optional<ServerIdentity> last_;
   bool appeared_ = false;
   bool refusal_told_ = false;
+  bool silent_ = false;
   /// When this server's run_id was learned (ServerRegistry::next_sequence); 0: not known.
   std::uint64_t learned_at_ = 0;
   std::string same_server_told_;
-  core::Clock::time_point connected_at_{};
+  std::optional<Clock::time_point> connected_at_;
 };
 
-/// A MemberStart fed by its node's connection: one INFO when the node is made and one
-/// per connection after, never two at once. Owned by the node, before its connection
-/// (whose callbacks point here).
-class MemberWatch {
- public:
-  MemberWatch(MemberStart::Rules rules, std::chrono::milliseconds timeout)
-      : start_(std::move(rules)), timeout_(timeout) {}
-  /// Asks the server who it is, unless an INFO is on the wire already. Sent when the node
-  /// is made, before any lock command, so that the first answer precedes their replies.
-  void ask(net::Connection& connection);
-  /// A connection became ready (its INFO may be queued behind lock commands).
-  void ready(net::Connection& connection);
-  /// MemberStart::appeared, then asks.
-  void appeared(net::Connection& connection);
-  const core::MemberGuard& guard() const noexcept { return start_.guard(); }
-  /// Its last INFO ended without an answer (timed out, or the connection failed) and no
-  /// connection became ready since (core::ServerGuard::silent).
-  bool silent() const noexcept { return silent_; }
-
- private:
-  MemberStart start_;
-  std::chrono::milliseconds timeout_;
-  bool asking_ = false;
-  bool silent_ = false;
-};
-
-/// "not counted: guarded for another 812 ms (run_id changed across a reconnect: ...)"
-std::string guarded_detail(const core::MemberGuard& guard, core::Clock::time_point now);
-
-}  // namespace redlock::detail
+}  // namespace redlock::core
