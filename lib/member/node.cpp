@@ -12,10 +12,7 @@
 #include <vector>
 
 #include "member/acquire_reply.hpp"
-#include "member/key_set_parts.hpp"
-#include "member/member_watch.hpp"
-#include "member/shard_watch.hpp"
-#include "net/cluster_slot.hpp"
+#include "member/member_kind.hpp"
 #include "net/pipeline.hpp"
 #include "net/timer.hpp"
 #include "scripts/lock_scripts.hpp"
@@ -57,29 +54,22 @@ class RedisNode final : public Node {
         where_(options.endpoint.display),
         loop_(loop),
         probe_timeout_(options.connect_timeout),
-        cluster_(options.endpoint.is_cluster()) {
-    // A cluster's life is its shard masters' (core/sharded_member_life.hpp); the router
-    // tells of them from its first (synchronous) start on.
-    if (cluster_) {
-      shards_.emplace(probe_timeout_);
-      options.on_shard = [this](net::Connection& shard, const std::string& address,
-                                net::ShardEvent event) {
-        shards_->on_shard(shard, address, event);
-        // A release lost with a shard's connection goes out again when that shard is
-        // back, not only when the home seed's connection is (on_ready below), which may
-        // never have dropped. On the next turn: the router is inside its own callback.
-        if (event == net::ShardEvent::ready && !unsent_releases_.empty()) {
-          if (!retry_timer_) retry_timer_ = net::Timer::create(loop_);
-          retry_timer_->start(std::chrono::milliseconds(0), [this] { resend_releases(); });
-        }
-      };
-    }
+        kind_(make_member_kind(options.endpoint, probe_timeout_)) {
+    // A release lost with one of the member's servers (a cluster's shard master) goes out
+    // again when that server is back, not only when the member's own connection is
+    // (on_ready below), which may never have dropped. On the next turn: the kind tells of
+    // it from inside the connection's callback.
+    kind_->configure(options, [this] {
+      if (unsent_releases_.empty()) return;
+      if (!retry_timer_) retry_timer_ = net::Timer::create(loop_);
+      retry_timer_->start(std::chrono::milliseconds(0), [this] { resend_releases(); });
+    });
     // The connection calls this only while it is open, and it is closed before this node
     // goes away (connection_ is the last member).
     // An on_ready already set (the observer's) runs first.
     options.on_ready = [this, observed = std::move(options.on_ready)] {
       if (observed) observed();
-      if (watch_) watch_->ready(*connection_);
+      kind_->ready(*connection_);
       reset_waits();
       probe_set_nx_get();
       resend_releases();
@@ -91,72 +81,39 @@ class RedisNode final : public Node {
 
   const std::string& name() const noexcept override { return name_; }
   std::string serving() const override {
-    if (!connection_) return {};
-    const net::Endpoint& endpoint = connection_->endpoint();
-    if (!endpoint.is_sentinel_group() && !endpoint.is_cluster()) return {};
-    return connection_->where();
+    return connection_ ? kind_->serving(*connection_) : std::string();
   }
 
   std::string fence_key(std::string_view key) const override {
-    if (!cluster_) return Node::fence_key(key);
-    // Keys that cannot be named so are refused before any command (Engine::check_lock_key).
-    return net::slot_companion(key, scripts::fence_suffix).value_or(Node::fence_key(key));
+    return kind_->companion_key(key, scripts::fence_suffix);
   }
 
   std::string companion_key(std::string_view key, std::string_view suffix) const override {
-    if (!cluster_) return Node::companion_key(key, suffix);
-    return net::slot_companion(key, suffix).value_or(Node::companion_key(key, suffix));
+    return kind_->companion_key(key, suffix);
   }
 
   std::string_view announce_argument(Announce announce) const noexcept override {
-    if (announce == Announce::no) return "0";
-    return cluster_ ? "s" : "1";
+    return kind_->announce_argument(announce);
   }
 
   void run_key_set(std::span<const std::string> keys, const KeySetScript& script,
                    std::chrono::milliseconds timeout, FamilyInterpreter interpret,
                    NodeCallback done) override {
-    if (!cluster_) return Node::run_key_set(keys, script, timeout, interpret, std::move(done));
-    run_key_set_by_slot(*this, keys, script, timeout, interpret, std::move(done));
-  }
-
-  // A cluster member's release channel, in the key's slot (as fence_key()); valid until
-  // the next call on this thread. The last one named is kept, in storage reused: a round
-  // releases one key on every member.
-  static std::string_view released_channel(std::string_view key) {
-    thread_local struct {
-      bool named = false;
-      std::string key;
-      std::string channel;
-    } last;
-    if (!last.named || last.key != key) {
-      if (!net::assign_slot_companion(last.channel, key, scripts::released_suffix)) {
-        last.channel.assign(key).append(scripts::released_suffix);
-      }
-      last.key.assign(key);
-      last.named = true;
-    }
-    return last.channel;
+    kind_->run_key_set(*this, keys, script, timeout, interpret, std::move(done));
   }
 
   void watch_start(core::MemberLife::Rules rules) override {
-    if (shards_) return shards_->start(rules);
-    life_.emplace(std::move(rules));
-    watch_.emplace(*life_, probe_timeout_);
-    if (connection_) watch_->ask(*connection_);
+    kind_->watch_start(std::move(rules), connection_.get(), probe_timeout_);
   }
 
-  const core::MemberGuard& guard() const noexcept override {
-    if (shards_) return shards_->guard();
-    return watch_ ? watch_->guard() : Node::guard();
-  }
+  const core::MemberGuard& guard() const noexcept override { return kind_->guard(); }
 
   void require_replica_acks(int replicas) override { replicas_to_ack_ = replicas; }
 
-  // A cluster member's grant is judged by the guard of the shard that gave it
-  // (core/sharded_member_life.hpp); a member of one server needs nothing per reply.
+  // A grant of a member of several servers is judged by the guard of the one that gave
+  // it (a cluster's shard master); a member of one server needs nothing per reply.
   void attribute(NodeReply& reply, const net::ReplyView& view) const {
-    if (shards_) reply.guard = shards_->guard_for(view.server);
+    reply.guard = kind_->guard_of(view);
   }
 
   void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
@@ -202,9 +159,10 @@ class RedisNode final : public Node {
     call.timeout = timeout;
     call.tries = tries;
     const bool announced = announce == Announce::yes;
-    if (announced && cluster_) {
-      // Announced on the key's shard alone (scripts::shard_release): the channel in its slot.
-      const std::string_view channel = released_channel(key);
+    // Announced elsewhere than to every subscriber (a cluster's key's shard alone,
+    // scripts::shard_release): on the channel the kind names.
+    if (const auto channel = announced ? kind_->release_channel(key) : std::string_view();
+        !channel.empty()) {
       const std::array<std::string_view, 2> shard_args{value, channel};
       return connection_->eval(
           scripts::shard_release(), keys, shard_args, timeout,
@@ -815,12 +773,10 @@ class RedisNode final : public Node {
   std::vector<std::shared_ptr<AckState>> unwaited_;
   bool waiting_ = false;
   std::uint64_t wait_generation_ = 0;
-  bool cluster_;
-  std::optional<core::MemberLife> life_;  // before watch_, which points to it
-  std::optional<MemberWatch> watch_;      // before connection_, whose callbacks point into it
-  std::optional<ShardWatch> shards_;      // a cluster's, instead of watch_; as watch_
-  net::TimerPtr retry_timer_;             // closed in close()
-  net::ConnectionPtr connection_;         // last: closed before the members its callbacks touch
+  // Before connection_, whose callbacks point into it.
+  std::unique_ptr<MemberKind> kind_;
+  net::TimerPtr retry_timer_;      // closed in close()
+  net::ConnectionPtr connection_;  // last: closed before the members its callbacks touch
 };
 
 }  // namespace

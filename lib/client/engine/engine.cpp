@@ -7,8 +7,8 @@
 
 #include "client/util/messages.hpp"
 #include "core/validation.hpp"
+#include "member/member_checks.hpp"
 #include "member/member_events.hpp"
-#include "member/member_kinds.hpp"
 #include "net/endpoint.hpp"
 #include "net/timer.hpp"
 

@@ -22,7 +22,7 @@
 #include "client/loop/loop_thread.hpp"
 #include "core/retry.hpp"
 #include "core/validity.hpp"
-#include "member/member_kinds.hpp"
+#include "member/member_checks.hpp"
 #include "member/node.hpp"
 
 namespace redlock::detail {

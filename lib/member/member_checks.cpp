@@ -1,4 +1,4 @@
-#include "member/member_kinds.hpp"
+#include "member/member_checks.hpp"
 
 #include <algorithm>
 #include <cctype>
