@@ -61,6 +61,8 @@ class ClusterMember final : public MemberKind {
     return last.channel;
   }
 
+  bool announces_by_shard() const noexcept override { return true; }
+
   void run_key_set(Node& node, std::span<const std::string> keys, const KeySetScript& script,
                    std::chrono::milliseconds timeout, FamilyInterpreter interpret,
                    NodeCallback done) override {

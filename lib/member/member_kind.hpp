@@ -45,6 +45,10 @@ class MemberKind {
     (void)key;
     return {};
   }
+  /// Whether a waiter hears this member's announcements on the channel release_channel()
+  /// names by a sharded subscription (SSUBSCRIBE, where the key's shard alone publishes)
+  /// rather than a plain one.
+  virtual bool announces_by_shard() const noexcept { return false; }
   /// Node::run_key_set for `node`: in one script, Node::run_key_set's default.
   virtual void run_key_set(Node& node, std::span<const std::string> keys,
                            const KeySetScript& script, std::chrono::milliseconds timeout,

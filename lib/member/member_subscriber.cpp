@@ -6,9 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "net/cluster_slot.hpp"
-#include "scripts/lock_scripts.hpp"
-
 namespace redlock::detail {
 
 namespace {
@@ -21,9 +18,10 @@ bool is_unknown_command(std::string_view error) {
 
 MemberSubscriber::MemberSubscriber(uv_loop_s* loop, net::ConnectionOptions options,
                                    std::chrono::milliseconds timeout, Hooks hooks)
-    : timeout_(timeout),
+    : kind_(make_member_kind(options.endpoint, timeout)),
+      timeout_(timeout),
       hooks_(std::move(hooks)),
-      pubsub_(options.endpoint.is_cluster() ? Pubsub::sharded : Pubsub::plain),
+      pubsub_(kind_->announces_by_shard() ? Pubsub::sharded : Pubsub::plain),
       self_(std::make_shared<MemberSubscriber*>(this)) {
   std::weak_ptr<MemberSubscriber*> weak = self_;
   // The member's own connection tells of a slot map it may not read.
@@ -55,8 +53,8 @@ const std::string& MemberSubscriber::wire_name(const std::string& name) const {
 
 void MemberSubscriber::subscribe(const std::string& key, const std::string& name,
                                  std::function<void(bool ok)> confirmed) {
-  if (pubsub_ != Pubsub::plain) {
-    shard_of_.try_emplace(name, net::slot_companion(key, scripts::released_suffix).value_or(name));
+  if (const auto channel = kind_->release_channel(key); !channel.empty()) {
+    shard_of_.try_emplace(name, channel);
   }
   send_subscribe(name, std::move(confirmed));
 }

@@ -1,14 +1,13 @@
 #pragma once
-// One member's subscriber connection for release announcements, and how that member's
-// kind announces. A standalone or Sentinel member PUBLISHes a release of `key` on
-// "<key>:released" (Announce, member/node.hpp) and is SUBSCRIBEd there. A Redis Cluster
-// member announces on a shard channel instead (SPUBLISH, heard only by the shard that
-// owns its slot), named in the key's slot: "{<key>}:released" for a key without a hash
-// tag. It is SSUBSCRIBEd on that shard (net/cluster_router.hpp routes it) and again when a
-// shard's connection is ready again (a reconnect, a replica promoted) or the server ends
-// the subscription because the slot moved ("sunsubscribe"). A cluster without sharded
-// pub/sub (before Redis 7.0) PUBLISHes on the shard channel, SUBSCRIBEd on any of its
-// nodes. Whoever subscribes sees channels by their plain name, whatever the kind.
+// One member's subscriber connection for release announcements. Where a member announces
+// is its kind's to say (member_kind.hpp): "<key>:released" to every subscriber, or, on a
+// Redis Cluster member, a shard channel in the key's slot that only the key's shard
+// publishes on (SPUBLISH), SSUBSCRIBEd on that shard (net/cluster_router.hpp routes it)
+// and again when a shard's connection is ready again (a reconnect, a replica promoted) or
+// the server ends the subscription because the slot moved ("sunsubscribe"). A cluster
+// without sharded pub/sub (before Redis 7.0) PUBLISHes on the shard channel, SUBSCRIBEd
+// on any of its nodes. Whoever subscribes sees channels by their plain name, whatever
+// the kind.
 
 #include <chrono>
 #include <cstddef>
@@ -18,6 +17,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "member/member_kind.hpp"
 #include "net/connection.hpp"
 
 struct uv_loop_s;
@@ -40,7 +40,8 @@ class MemberSubscriber {
     std::function<void(std::string_view why)> refused;
   };
 
-  /// Loop thread only. Connects at once.
+  /// Loop thread only. Connects at once; the member's kind is the one its URL names
+  /// (make_member_kind).
   MemberSubscriber(uv_loop_s* loop, net::ConnectionOptions options,
                    std::chrono::milliseconds timeout, Hooks hooks);
   ~MemberSubscriber();
@@ -56,8 +57,8 @@ class MemberSubscriber {
   void unsubscribe(const std::string& name);
 
  private:
-  // How the member announces: plain PUBLISH; a cluster's SPUBLISH on the key's slot; or,
-  // a cluster before Redis 7.0 (SSUBSCRIBE answered "unknown command"), PUBLISH there.
+  // How the member announces: plain PUBLISH on "<key>:released"; SPUBLISH on the channel
+  // its kind names; or, where SSUBSCRIBE is answered "unknown command", PUBLISH there.
   enum class Pubsub { plain, sharded, plain_in_slot };
 
   void send_subscribe(const std::string& name, std::function<void(bool ok)> confirmed);
@@ -65,13 +66,12 @@ class MemberSubscriber {
   // The channel the member announces `name` on.
   const std::string& wire_name(const std::string& name) const;
 
+  std::unique_ptr<MemberKind> kind_;
   std::chrono::milliseconds timeout_;
   Hooks hooks_;
   Pubsub pubsub_;
-  // A cluster member's channels: plain name -> shard channel, and each shard channel ->
-  // the plain name that subscribed it first.
+  // The channels announced elsewhere than on their plain name: plain name -> where.
   std::unordered_map<std::string, std::string> shard_of_;
-  std::unordered_map<std::string, std::string> by_shard_;
   // Replies find this object through it; reset when it goes so that late ones do nothing.
   std::shared_ptr<MemberSubscriber*> self_;
   net::ConnectionPtr connection_;  // last: closed before the members its callbacks touch

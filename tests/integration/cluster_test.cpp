@@ -657,12 +657,11 @@ TEST_F(ClusterTest, TwoKeysOnOneShardChannelEachWakeTheirOwnWaiter) {
   ASSERT_EQ(second_waiter.wait_for(8s), std::future_status::ready)
       << "the second key's waiter lost the channel with the first";
   EXPECT_TRUE(second_waiter.get());
-  // Each was woken by an announcement; the second also, in vain, by the first's release,
-  // which it cannot tell from its own on the shared channel.
+  // Each was woken by an announcement (the retry delay is 30 s). The second is also woken
+  // in vain by the first's release, which it cannot tell from its own on the shared
+  // channel, and may retry at once when a release is announced during that attempt.
   const auto wakes = recorder->wakes();
-  EXPECT_GE(wakes.size(), 2u);
-  EXPECT_EQ(std::count(wakes.begin(), wakes.end(), WakeCause::announcement),
-            static_cast<std::ptrdiff_t>(wakes.size()));
+  EXPECT_GE(std::count(wakes.begin(), wakes.end(), WakeCause::announcement), 2);
 }
 
 // A cluster without sharded pub/sub (Redis before 7.0; here the commands are renamed
