@@ -713,6 +713,24 @@ TEST_F(ClusterTest, KeysThatCannotShareTheirSlotAreRefusedNamingTheMember) {
   auto tagged = client->lock("{a}}b", {.ttl = 10s, .fencing = true});
   ASSERT_TRUE(tagged) << tagged.error().message();
   ASSERT_TRUE(tagged->unlock());
+  // Every call that takes a key refuses it the same way, before any command: none could
+  // act on a lock that can never be taken there.
+  const std::string why = "cannot be placed on cluster member " + cluster(0).url();
+  std::vector<std::pair<std::string, std::optional<Error>>> refused;
+  const auto error_of = [](auto result) -> std::optional<Error> {
+    if (result) return std::nullopt;
+    return std::move(result).error();
+  };
+  refused.emplace_back("status", error_of(client->status("a}b")));
+  refused.emplace_back("inspect", error_of(client->inspect("a}b")));
+  refused.emplace_back("release", error_of(client->release("a}b", "value")));
+  refused.emplace_back("extend", error_of(client->extend("a}b", "value", 10s)));
+  refused.emplace_back("acquire_permit", error_of(client->acquire_permit("a}b", {.permits = 2})));
+  for (const auto& [call, error] : refused) {
+    ASSERT_TRUE(error.has_value()) << call;
+    EXPECT_EQ(error->code(), errc::invalid_argument) << call;
+    EXPECT_THAT(error->message(), HasSubstr(why)) << call;
+  }
 }
 
 // A key set whose keys lie in different slots (and shards) is sent as one script per slot

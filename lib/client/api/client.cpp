@@ -139,8 +139,7 @@ Result<int> Client::semaphore_quorum(int permits, int quorum) const {
 }
 
 Result<std::vector<NodeOutcome>> Client::status(std::string_view key) {
-  if (auto problem = core::check_key(key, engine_->options().max_key_bytes))
-    return invalid("status", *problem);
+  if (auto problem = engine_->check_lock_key(key)) return invalid("status", *problem);
   return detail::call_sync<std::vector<NodeOutcome>>(
       *engine_, "status",
       [engine = engine_, key = std::string(key),
@@ -152,7 +151,7 @@ Result<std::vector<NodeOutcome>> Client::status(std::string_view key) {
 void Client::status_async(std::string_view key, StatusCallback callback) {
   detail::call_async<std::vector<NodeOutcome>>(
       *engine_, "status_async", quoted("status", key),
-      invalid_if("status", core::check_key(key, engine_->options().max_key_bytes)),
+      invalid_if("status", engine_->check_lock_key(key)),
       [engine = engine_, key = std::string(key),
        timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
         detail::start_status(engine, std::move(key), timeout, std::move(deliver));
@@ -161,7 +160,7 @@ void Client::status_async(std::string_view key, StatusCallback callback) {
 }
 
 Result<std::vector<NodeView>> Client::inspect(std::string_view key) {
-  if (auto problem = core::check_key(key, engine_->options().max_key_bytes)) {
+  if (auto problem = engine_->check_lock_key(key)) {
     return Error(make_error_code(errc::invalid_argument), "inspect: " + *problem);
   }
   return detail::call_sync<std::vector<NodeView>>(
@@ -174,7 +173,7 @@ Result<std::vector<NodeView>> Client::inspect(std::string_view key) {
 
 void Client::inspect_async(std::string_view key, InspectCallback callback) {
   std::optional<Error> problem;
-  if (auto text = core::check_key(key, engine_->options().max_key_bytes)) {
+  if (auto text = engine_->check_lock_key(key)) {
     problem = Error(make_error_code(errc::invalid_argument), "inspect: " + *text);
   }
   detail::call_async<std::vector<NodeView>>(
@@ -187,8 +186,7 @@ void Client::inspect_async(std::string_view key, InspectCallback callback) {
 }
 
 Result<void> Client::release(std::string_view key, std::string_view value) {
-  if (auto problem = core::check_key(key, engine_->options().max_key_bytes))
-    return invalid("release", *problem);
+  if (auto problem = engine_->check_lock_key(key)) return invalid("release", *problem);
   if (value.empty()) return invalid("release", "value: must not be empty");
   auto released = detail::call_sync<detail::Released>(
       *engine_, "release",
@@ -207,7 +205,7 @@ Result<void> Client::release(std::string_view key, std::string_view value) {
 }
 
 void Client::release_async(std::string_view key, std::string_view value, DoneCallback callback) {
-  auto problem = invalid_if("release", core::check_key(key, engine_->options().max_key_bytes));
+  auto problem = invalid_if("release", engine_->check_lock_key(key));
   if (!problem && value.empty()) problem = invalid_if("release", "value: must not be empty");
   detail::call_async<void>(
       *engine_, "release_async", quoted("release", key), std::move(problem),
@@ -228,8 +226,7 @@ void Client::release_async(std::string_view key, std::string_view value, DoneCal
 
 Result<milliseconds> Client::extend(std::string_view key, std::string_view value,
                                     milliseconds ttl) {
-  if (auto problem = core::check_key(key, engine_->options().max_key_bytes))
-    return invalid("extend", *problem);
+  if (auto problem = engine_->check_lock_key(key)) return invalid("extend", *problem);
   if (value.empty()) return invalid("extend", "value: must not be empty");
   if (auto problem = engine_->check_extend_ttl(ttl)) return invalid("extend", *problem);
   auto extended = detail::call_sync<core::Clock::time_point>(
@@ -245,7 +242,7 @@ Result<milliseconds> Client::extend(std::string_view key, std::string_view value
 
 void Client::extend_async(std::string_view key, std::string_view value, milliseconds ttl,
                           ExtendCallback callback) {
-  auto problem = invalid_if("extend", core::check_key(key, engine_->options().max_key_bytes));
+  auto problem = invalid_if("extend", engine_->check_lock_key(key));
   if (!problem && value.empty()) problem = invalid_if("extend", "value: must not be empty");
   if (!problem) problem = invalid_if("extend", engine_->check_extend_ttl(ttl));
   detail::call_async<milliseconds>(
