@@ -49,7 +49,7 @@ long long ms_since(Clock::time_point origin, Clock::time_point when) {
 struct LiveLock {
   std::mutex mutex;
   std::string key;
-  Lock lock{nullptr};
+  Lock lock;
   std::string history;  // what the worker did with it, for a finding's message
 };
 

@@ -168,7 +168,7 @@ class Candidate {
     record.primitive = Primitive::election;
     log_.append(record);
     if (crash) {
-      term = Term(Lock(nullptr), key_);  // destroyed with the client closed: sends nothing
+      term = Term(Lock(), key_);  // destroyed with the client closed: sends nothing
       election_.reset();
       client_.reset();
       lowered_.reset();

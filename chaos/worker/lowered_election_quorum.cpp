@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "client/api/client_access.hpp"
+#include "client/calls/acquire_call.hpp"
 #include "client/calls/sync_call.hpp"
 #include "client/engine/engine.hpp"
 #include "client/kinds/held.hpp"
@@ -36,7 +37,7 @@ Result<Lock> LoweredElectionQuorum::campaign(const std::string& key, std::chrono
                               std::move(deliver));
       });
   if (!acquired) return std::move(acquired).error();
-  return Lock(std::move(*acquired));
+  return detail::LockMaker::make(std::move(*acquired));
 }
 
 }  // namespace redlock::chaos

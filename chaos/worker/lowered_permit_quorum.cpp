@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "client/api/client_access.hpp"
+#include "client/calls/acquire_call.hpp"
 #include "client/calls/sync_call.hpp"
 #include "client/engine/engine.hpp"
 #include "client/kinds/held.hpp"
@@ -32,7 +33,7 @@ Result<Lock> LoweredPermitQuorum::acquire_permit(std::string_view key,
                               std::move(deliver));
       });
   if (!acquired) return std::move(acquired).error();
-  return Lock(std::move(*acquired));
+  return detail::LockMaker::make(std::move(*acquired));
 }
 
 }  // namespace redlock::chaos

@@ -41,10 +41,9 @@ class REDLOCK_EXPORT FencedStore {
   /// The highest token recorded for `resource` (0 when none).
   Result<std::uint64_t> highest_token(std::string_view resource);
 
-  /// Made by create(), not by users.
+ private:
   explicit FencedStore(std::unique_ptr<detail::FencedStoreImpl> impl);
 
- private:
   std::unique_ptr<detail::FencedStoreImpl> impl_;
 };
 

@@ -17,7 +17,8 @@ namespace redlock {
 
 namespace detail {
 struct LockState;
-}
+struct LockMaker;
+}  // namespace detail
 
 /// A held lock. Move-only; the destructor releases it on all nodes (waiting at most one
 /// node_timeout, never throwing). Methods may be called from any thread except the
@@ -26,8 +27,9 @@ struct LockState;
 /// "fork()").
 class REDLOCK_EXPORT Lock {
  public:
-  /// Made by the client (Client::lock() and the like), not by users.
-  explicit Lock(std::shared_ptr<detail::LockState> state) noexcept;
+  /// Holds nothing, as a moved-from Lock does: a place to move a lock into later. Its
+  /// unlock() succeeds at once and its extend() fails with errc::not_held.
+  Lock() noexcept;
   /// Takes over the hold; the moved-from Lock holds nothing.
   Lock(Lock&&) noexcept;
   /// Releases the hold this Lock had, as its destructor would, then takes over `other`'s.
@@ -97,6 +99,10 @@ class REDLOCK_EXPORT Lock {
   bool owned() const noexcept;
 
  private:
+  /// Made by the client (Client::lock() and the like), not by users.
+  friend struct detail::LockMaker;
+  explicit Lock(std::shared_ptr<detail::LockState> state) noexcept;
+
   std::shared_ptr<detail::LockState> state_;
 };
 

@@ -15,6 +15,7 @@
 #include <future>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <redlock/redlock.hpp>
@@ -74,6 +75,29 @@ class LockEdgesTest : public test::LockNodesTest {
 // The watchdog re-extends to the lock's TTL. After a manual extend to a longer TTL it must
 // extend to that one (or the nodes drop the key while validity() still reports the long
 // one): validity() may never exceed what a quorum of nodes holds.
+// A Lock is made by the client alone: no public constructor takes the library's internals.
+// An empty one holds nothing, as a moved-from one, and every call on it says so.
+static_assert(!std::is_constructible_v<Lock, std::shared_ptr<detail::LockState>>);
+static_assert(!std::is_constructible_v<Lock, std::nullptr_t>);
+static_assert(std::is_nothrow_default_constructible_v<Lock>);
+static_assert(!std::is_constructible_v<FencedStore, std::unique_ptr<detail::FencedStoreImpl>>);
+
+TEST_F(LockEdgesTest, AnEmptyLockHoldsNothingAndTakesAMovedLock) {
+  auto client = Client::create(options());
+  Lock empty;
+  EXPECT_FALSE(empty.owned());
+  EXPECT_TRUE(empty.unlock()) << "nothing to release: done at once";
+  auto extended = empty.extend(10s);
+  ASSERT_FALSE(extended);
+  EXPECT_EQ(extended.error().code(), errc::not_held);
+  auto held = client->lock("edges:empty", {.ttl = 10s});
+  ASSERT_TRUE(held) << held.error().message();
+  empty = std::move(*held);
+  EXPECT_TRUE(empty.owned());
+  EXPECT_EQ(empty.resource(), "edges:empty");
+  EXPECT_TRUE(empty.unlock());
+}
+
 TEST_F(LockEdgesTest, ManualExtendAndWatchdogAgreeOnOneTtl) {
   auto client = Client::create(options());
   auto lock = client->lock("edges:1", {.ttl = 600ms, .auto_extend = true});
@@ -455,7 +479,7 @@ TEST_F(CallersLoopTest, CloseWhileTheLoopIsNotRunningReturnsAndTheLoopEndsLater)
 TEST_F(CallersLoopTest, CloseAndDestroyFromALoopCallbackReturn) {
   auto client = Client::create(loop_options());
   std::error_code sync_on_loop;
-  Lock held{nullptr};
+  Lock held;
   client->lock_async("edges:20", {.ttl = 10s}, [&](Result<Lock> lock) {
     ASSERT_TRUE(lock) << lock.error().message();
     sync_on_loop = client->try_lock("edges:21", 10s).code();

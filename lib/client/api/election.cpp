@@ -82,7 +82,7 @@ Result<void> Leadership::resign() {
 }
 
 const Lock& Leadership::lock() const noexcept {
-  static const Lock none{nullptr};
+  static const Lock none;
   return state_ ? state_->lock : none;
 }
 

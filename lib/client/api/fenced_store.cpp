@@ -108,8 +108,8 @@ std::unique_ptr<FencedStore> FencedStore::create(const std::string& url,
   options.endpoint = std::move(*endpoint);
   options.connect_timeout = std::max(timeout, std::chrono::milliseconds(1000));
   options.tls = tls;
-  return std::make_unique<FencedStore>(
-      std::make_unique<detail::FencedStoreImpl>(std::move(options), timeout));
+  return std::unique_ptr<FencedStore>(
+      new FencedStore(std::make_unique<detail::FencedStoreImpl>(std::move(options), timeout)));
 }
 
 FencedStore::FencedStore(std::unique_ptr<detail::FencedStoreImpl> impl) : impl_(std::move(impl)) {}

@@ -82,6 +82,7 @@ bool release_confirmed(const std::shared_ptr<LockState>& state) {
 }  // namespace
 
 Lock::Lock(std::shared_ptr<detail::LockState> state) noexcept : state_(std::move(state)) {}
+Lock::Lock() noexcept = default;
 
 Lock::Lock(Lock&& other) noexcept = default;
 

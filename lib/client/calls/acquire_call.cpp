@@ -27,7 +27,7 @@ void deliver(AsyncRequest* request, Result<std::shared_ptr<LockState>> acquired)
   const std::unique_ptr<AsyncRequest> owned(request);
   if (!acquired) return call_user(owned->what, owned->callback, std::move(acquired).error());
   // A callback that throws has dropped the Lock by then, which releases it.
-  call_user(owned->what, owned->callback, Lock(std::move(*acquired)));
+  call_user(owned->what, owned->callback, LockMaker::make(std::move(*acquired)));
 }
 
 // The names of the async forms, for the report of a callback that threw.
@@ -59,7 +59,7 @@ Result<Lock> acquire_sync(const std::shared_ptr<Engine>& engine, std::string_vie
         start_acquire(engine, std::move(kind), std::move(options), std::move(done));
       });
   if (!acquired) return std::move(acquired).error();
-  return Lock(std::move(*acquired));
+  return LockMaker::make(std::move(*acquired));
 }
 
 void acquire_async(const std::shared_ptr<Engine>& engine, std::string_view what,

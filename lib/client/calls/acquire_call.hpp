@@ -5,7 +5,9 @@
 // the callback runs exactly once on the loop thread, and an exception it throws is caught
 // and reported (the Lock it was handed is released).
 
+#include <memory>
 #include <string_view>
+#include <utility>
 
 #include <redlock/client.hpp>
 #include <redlock/options.hpp>
@@ -14,6 +16,11 @@
 #include "client/kinds/kind.hpp"
 
 namespace redlock::detail {
+
+/// Where a held lock becomes the user's Lock: its constructor is the library's alone.
+struct LockMaker {
+  static Lock make(std::shared_ptr<LockState> state) noexcept { return Lock(std::move(state)); }
+};
 
 class Engine;
 
