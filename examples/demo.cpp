@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -56,50 +57,6 @@ struct Config {
   bool use_lock = true;
 };
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::cerr << "redlock-demo: " << message << "\nTry 'redlock-demo --help'.\n";
-  std::exit(2);
-}
-
-void print_usage() {
-  std::cout <<
-      R"(Usage: redlock-demo --nodes URL,URL,... --storage URL [options]
-
-Forks worker processes that each take the lock KEY on the lock nodes and, while
-holding it, increment a counter in the storage Redis with GET, a pause, SET.
-Prints acquisitions, conflicts, errors, acquire latency and whether the final
-counter equals the number of increments (exit status 1 if it does not).
-
-  --nodes URL,...      lock nodes (default: $REDLOCK_NODES)
-  --storage URL        the Redis that holds the counter (not one of the lock nodes)
-  --workers N          worker processes (default 4)
-  --increments N       increments per worker (default 200)
-  --ttl DUR            lock TTL (default 2s)
-  --wait DUR           how long one lock() may wait for the lock (default 5s)
-  --hold DUR           pause between GET and SET, widening the race (default 1ms)
-  --key KEY            lock name (default demo:counter)
-  --no-fencing         plain SET instead of FencedStore writes with the token
-  --no-lock            skip the lock altogether, to watch updates get lost
-Durations: 500us, 250ms, 2s, 1m.
-)";
-}
-
-std::optional<microseconds> parse_duration(std::string_view text) {
-  const auto parsed = redlock::tools::parse_duration(text, {.microseconds = true});
-  if (!parsed) return std::nullopt;
-  return parsed.value;
-}
-
-int parse_count(const std::string& option, std::string_view text, int max) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 1 || value > max) {
-    usage_error(option + " takes a number from 1 to " + std::to_string(max) + ", not '" +
-                std::string(text) + "'");
-  }
-  return value;
-}
-
 std::vector<std::string> split(std::string_view list, char separator) {
   std::vector<std::string> parts;
   while (!list.empty()) {
@@ -112,53 +69,79 @@ std::vector<std::string> split(std::string_view list, char separator) {
   return parts;
 }
 
+// Adds --NAME DUR, read as the redlock CLI reads durations, plus "us" for short pauses.
+template <typename Duration>
+CLI::Option* add_duration_option(CLI::App& app, const std::string& name, Duration& target,
+                                 const std::string& description) {
+  const auto parse = [](const std::string& text) {
+    return redlock::tools::parse_duration(text, {.microseconds = true});
+  };
+  const CLI::Validator is_duration(
+      [parse](std::string& text) -> std::string {
+        const auto parsed = parse(text);
+        return parsed ? "" : "'" + text + "': " + parsed.error;
+      },
+      "");
+  return app
+      .add_option_function<std::string>(
+          name,
+          [&target, parse](const std::string& text) {
+            target = std::chrono::duration_cast<Duration>(parse(text).value);
+          },
+          description)
+      ->type_name("DUR")
+      ->check(is_duration);
+}
+
+// Exits 0 after --help and 2 on a usage error, as the redlock CLI does.
 Config parse_args(int argc, char** argv) {
   Config cfg;
+  CLI::App app{
+      "Forks worker processes that each take the lock KEY on the lock nodes and, while\n"
+      "holding it, increment a counter in the storage Redis with GET, a pause, SET.\n"
+      "Prints acquisitions, conflicts, errors, acquire latency and whether the final\n"
+      "counter equals the number of increments (exit status 1 if it does not).",
+      "redlock-demo"};
   std::string nodes;
-  if (const char* env = std::getenv("REDLOCK_NODES")) nodes = env;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) usage_error(arg + " needs a value");
-      return argv[++i];
-    };
-    auto duration = [&]() {
-      auto text = value();
-      auto d = parse_duration(text);
-      if (!d) usage_error(arg + " takes a duration like 250ms or 2s, not '" + text + "'");
-      return *d;
-    };
-    if (arg == "-h" || arg == "--help") {
-      print_usage();
-      std::exit(0);
-    } else if (arg == "--nodes") {
-      nodes = value();
-    } else if (arg == "--storage") {
-      cfg.storage = value();
-    } else if (arg == "--workers") {
-      cfg.workers = parse_count(arg, value(), 256);
-    } else if (arg == "--increments") {
-      cfg.increments = parse_count(arg, value(), 10'000'000);
-    } else if (arg == "--ttl") {
-      cfg.ttl = std::chrono::duration_cast<milliseconds>(duration());
-    } else if (arg == "--wait") {
-      cfg.wait = std::chrono::duration_cast<milliseconds>(duration());
-    } else if (arg == "--hold") {
-      cfg.hold = duration();
-    } else if (arg == "--key") {
-      cfg.key = value();
-    } else if (arg == "--no-fencing") {
-      cfg.fencing = false;
-    } else if (arg == "--no-lock") {
-      cfg.use_lock = false;
-    } else {
-      usage_error("unknown option '" + arg + "'");
-    }
+  bool no_fencing = false;
+  bool no_lock = false;
+  app.add_option("--nodes", nodes, "Lock nodes, comma-separated")
+      ->type_name("URL,...")
+      ->envname("REDLOCK_NODES")
+      ->required();
+  app.add_option("--storage", cfg.storage,
+                 "The Redis that holds the counter (not one of the lock nodes)")
+      ->type_name("URL")
+      ->required();
+  app.add_option("--workers", cfg.workers, "Worker processes")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--increments", cfg.increments, "Increments per worker")
+      ->check(CLI::Range(1, 10'000'000))
+      ->capture_default_str();
+  add_duration_option(app, "--ttl", cfg.ttl, "Lock TTL")->default_str("2s");
+  add_duration_option(app, "--wait", cfg.wait, "How long one lock() may wait for the lock")
+      ->default_str("5s");
+  add_duration_option(app, "--hold", cfg.hold, "Pause between GET and SET, widening the race")
+      ->default_str("1ms");
+  app.add_option("--key", cfg.key, "Lock name")->capture_default_str();
+  app.add_flag("--no-fencing", no_fencing,
+               "Plain SET instead of FencedStore writes with the token");
+  app.add_flag("--no-lock", no_lock, "Skip the lock altogether, to watch updates get lost");
+  app.footer("Durations: 500us, 250ms, 2s, 1m.");
+  try {
+    app.parse(argc, argv);
+    cfg.nodes = split(nodes, ',');
+    if (cfg.nodes.empty()) throw CLI::ValidationError("--nodes", "names no node");
+    if (cfg.storage.empty()) throw CLI::ValidationError("--storage", "is empty");
+  } catch (const CLI::CallForHelp& help) {
+    std::exit(app.exit(help));
+  } catch (const CLI::ParseError& error) {
+    app.exit(error);
+    std::exit(2);
   }
-  cfg.nodes = split(nodes, ',');
-  if (cfg.nodes.empty()) usage_error("--nodes (or REDLOCK_NODES) is required");
-  if (cfg.storage.empty()) usage_error("--storage is required");
-  if (!cfg.use_lock) cfg.fencing = false;  // no lock, no token
+  cfg.fencing = !no_fencing && !no_lock;  // no lock, no token
+  cfg.use_lock = !no_lock;
   return cfg;
 }
 

@@ -4,13 +4,15 @@
 // accepted), 2 usage or I/O error. Scenarios that are expected to break mutual exclusion
 // read the report rather than the status.
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <string>
-#include <string_view>
+#include <vector>
 
 #include "checker/report_json.hpp"
 #include "checker/safety_checker.hpp"
+#include "common/command_line.hpp"
 
 namespace {
 
@@ -22,40 +24,35 @@ void add_stream(redlock::chaos::SafetyChecker& checker, std::istream& in) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int indent = -1;
+  CLI::App app{"Checks the event records of a chaos run together and prints the JSON report.",
+               "redlock-chaos-check"};
+  std::vector<std::string> files;
+  bool pretty = false;
+  app.add_option("FILE", files, "Event records, JSON lines (- for stdin)")->required();
+  app.add_flag("--pretty", pretty, "Indent the report");
+  app.footer(
+      "Exit status: 0 safe, 1 a finding (violation, token regression or stale write "
+      "accepted), 2 usage or I/O error.");
+  redlock::chaos::parse_or_exit(app, argc, argv);
+
   redlock::chaos::SafetyChecker checker;
-  int files = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--pretty") {
-      indent = 2;
-      continue;
-    }
-    if (arg == "-h" || arg == "--help") {
-      std::cout << "usage: redlock-chaos-check [--pretty] FILE... (- for stdin)\n";
-      return 0;
-    }
-    ++files;
-    if (arg == "-") {
+  for (const std::string& file : files) {
+    if (file == "-") {
       add_stream(checker, std::cin);
       continue;
     }
-    std::ifstream in{std::string(arg)};
+    std::ifstream in{file};
     if (!in) {
-      std::cerr << "redlock-chaos-check: cannot read " << arg << "\n";
+      std::cerr << "redlock-chaos-check: cannot read " << file << "\n";
       return 2;
     }
     add_stream(checker, in);
     if (in.bad()) {
-      std::cerr << "redlock-chaos-check: error reading " << arg << "\n";
+      std::cerr << "redlock-chaos-check: error reading " << file << "\n";
       return 2;
     }
   }
-  if (files == 0) {
-    std::cerr << "usage: redlock-chaos-check [--pretty] FILE... (- for stdin)\n";
-    return 2;
-  }
   const auto report = checker.report();
-  std::cout << redlock::chaos::to_json(report).dump(indent) << "\n";
+  std::cout << redlock::chaos::to_json(report).dump(pretty ? 2 : -1) << "\n";
   return report.safe() ? 0 : 1;
 }

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/command_line.hpp"
 #include "proxy/control_command.hpp"
 #include "proxy/fault_proxy.hpp"
 
@@ -34,10 +36,6 @@ namespace {
 
 using redlock::chaos::ControlCommand;
 using redlock::chaos::FaultProxy;
-
-constexpr const char* usage =
-    "usage: redlock-fault-proxy --upstream HOST:PORT [--listen-port N] [--control-port N] "
-    "[--no-stdin]\n";
 
 struct Args {
   std::string upstream_host;
@@ -47,40 +45,56 @@ struct Args {
   bool use_stdin = true;
 };
 
-bool parse_port(std::string_view text, int& port) {
-  auto [rest, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
-  return ec == std::errc() && rest == text.data() + text.size() && port >= 0 && port <= 65535;
+// HOST:PORT, the host of an IPv6 address in brackets; false if `text` is not that.
+bool parse_upstream(std::string_view text, Args& args) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  const std::string_view port_text = text.substr(colon + 1);
+  int port = 0;
+  auto [rest, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || rest != port_text.data() + port_text.size() || port < 0 || port > 65535)
+    return false;
+  std::string_view host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty()) return false;
+  args.upstream_host = host;
+  args.upstream_port = static_cast<std::uint16_t>(port);
+  return true;
 }
 
-bool parse_args(int argc, char** argv, Args& args) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    int port = 0;
-    if (arg == "--upstream" && has_value) {
-      std::string_view value = argv[++i];
-      const auto colon = value.rfind(':');
-      if (colon == std::string_view::npos || !parse_port(value.substr(colon + 1), port))
-        return false;
-      std::string_view host = value.substr(0, colon);
-      if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
-      }
-      args.upstream_host = host;
-      args.upstream_port = static_cast<std::uint16_t>(port);
-    } else if (arg == "--listen-port" && has_value && parse_port(argv[i + 1], port)) {
-      ++i;
-      args.listen_port = static_cast<std::uint16_t>(port);
-    } else if (arg == "--control-port" && has_value && parse_port(argv[i + 1], port)) {
-      ++i;
-      args.control_port = port;
-    } else if (arg == "--no-stdin") {
-      args.use_stdin = false;
-    } else {
-      return false;
-    }
-  }
-  return !args.upstream_host.empty();
+Args parse_args(int argc, char** argv) {
+  Args args;
+  CLI::App app{"A TCP proxy in front of one node that injects faults on command.",
+               "redlock-fault-proxy"};
+  app.add_option_function<std::string>(
+         "--upstream", [&args](const std::string& text) { parse_upstream(text, args); },
+         "The node to proxy")
+      ->type_name("HOST:PORT")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            Args scratch;
+            return parse_upstream(text, scratch) ? "" : "expected HOST:PORT, got " + text;
+          },
+          ""));
+  const CLI::Range port_range(0, 65535);
+  app.add_option("--listen-port", args.listen_port, "Port to accept clients on (0: a free one)")
+      ->check(port_range)
+      ->capture_default_str();
+  app.add_option("--control-port", args.control_port,
+                 "Also read control commands from connections to this port (0: a free one)")
+      ->check(port_range);
+  app.add_flag(
+      "--no-stdin", [&args](std::int64_t) { args.use_stdin = false; },
+      "Take commands from the control port only; keep running when stdin closes");
+  app.footer(
+      "Prints \"listening PORT\" (and \"control PORT\") once it accepts connections, then runs "
+      "control commands read from stdin and the control port. Exits on quit, SIGINT or "
+      "SIGTERM, and when stdin closes unless a control port is open.");
+  redlock::chaos::parse_or_exit(app, argc, argv);
+  return args;
 }
 
 int listen_control(int port, std::uint16_t& bound_port) {
@@ -157,11 +171,7 @@ bool read_into(Channel& channel) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Args args;
-  if (!parse_args(argc, argv, args)) {
-    std::cerr << usage;
-    return 2;
-  }
+  const Args args = parse_args(argc, argv);
   ::signal(SIGPIPE, SIG_IGN);
   // Blocked before the proxy's thread starts, so that only the signalfd sees them.
   sigset_t stop_signals;

@@ -28,7 +28,7 @@
 
 #include "checker/report_json.hpp"
 #include "checker/safety_checker.hpp"
-#include "common/duration.hpp"
+#include "common/command_line.hpp"
 #include "runner/run_progress.hpp"
 #include "runner/scenario.hpp"
 #include "worker/event_log.hpp"
@@ -118,14 +118,7 @@ Config parse(int argc, char** argv, const std::vector<Scenario>& catalogue) {
       "violations.\nExit status: 0 all passed, 1 a scenario failed, 2 usage error.\n\n"
       "Example:\n  chaos/run --scenario node_paused,clock_jump_two --duration 60s --report "
       "chaos-report.json");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    std::exit(app.exit(e));
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    std::exit(2);
-  }
+  parse_or_exit(app, argc, argv);
   if (list) {
     for (const auto& s : catalogue) {
       std::cout << s.name << (s.in_model ? "" : " (out of model)") << ": " << s.description << "\n";

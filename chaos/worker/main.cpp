@@ -42,10 +42,13 @@
 
 #include <signal.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iostream>
+#include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -56,7 +59,7 @@
 
 #include <redlock/redlock.hpp>
 
-#include "common/duration.hpp"
+#include "common/command_line.hpp"
 #include "worker/code_name.hpp"
 #include "worker/election_candidates.hpp"
 #include "worker/event_log.hpp"
@@ -71,16 +74,6 @@ using std::chrono::milliseconds;
 std::atomic<bool> stop_requested{false};
 
 enum class Load { exclusive, rw, semaphore, multi, mix, election };
-
-std::optional<Load> load_named(std::string_view name) {
-  if (name == "exclusive") return Load::exclusive;
-  if (name == "rw") return Load::rw;
-  if (name == "semaphore") return Load::semaphore;
-  if (name == "multi") return Load::multi;
-  if (name == "mix") return Load::mix;
-  if (name == "election") return Load::election;
-  return std::nullopt;
-}
 
 struct Config {
   std::vector<std::string> nodes;
@@ -116,19 +109,6 @@ struct Config {
   bool allow_two_masters = false;
 };
 
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "redlock-chaos-worker: " << why
-            << "\nusage: redlock-chaos-worker --nodes URL,... --store URL --events FILE [--id NAME]"
-               " [--threads N] [--keys N] [--duration D] [--ttl D] [--wait D] [--hold D]"
-               " [--stall-every N] [--stall D] [--node-timeout D] [--prefix P] [--seed N]"
-               " [--foreign-threads N] [--primitive exclusive|rw|semaphore|multi|mix|election]"
-               " [--permits K] [--unsafe-permit-quorum Q] [--unsafe-election-quorum Q]"
-               " [--unfenced-every N]"
-               " [--member-guard on|off] [--replicas-to-ack R] [--quorum Q]"
-               " [--allow-two-masters on|off]\n";
-  std::exit(2);
-}
-
 std::vector<std::string> split(std::string_view text, char separator) {
   std::vector<std::string> out;
   std::size_t start = 0;
@@ -156,95 +136,81 @@ std::vector<std::string> split_urls(std::string_view text) {
   return out;
 }
 
+// The runner spells its switches on|off, always with a value, so that every worker
+// command line names every setting.
+CLI::Option* add_on_off_option(CLI::App& app, const std::string& name, bool& target,
+                               const std::string& description) {
+  return app
+      .add_option_function<std::string>(
+          name, [&target](const std::string& value) { target = value == "on"; }, description)
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str(target ? "on" : "off");
+}
+
 Config parse(int argc, char** argv) {
   Config c;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view flag = argv[i];
-    if (i + 1 >= argc) usage("missing value for " + std::string(flag));
-    const std::string value = argv[++i];
-    auto duration = [&] {
-      auto d = parse_duration(value);
-      if (!d) usage("bad duration for " + std::string(flag) + ": " + value);
-      return *d;
-    };
-    auto count = [&] {
-      try {
-        return std::stoi(value);
-      } catch (const std::exception&) {
-        usage("bad number for " + std::string(flag) + ": " + value);
+  CLI::App app{
+      "One client process of a chaos scenario: threads contend for keys through "
+      "redlock::Client and log every attempt, hold and fenced write for the checker.",
+      "redlock-chaos-worker"};
+  app.option_defaults()->always_capture_default();
+  // CLI::PositiveNumber would quote the largest double in its message.
+  const CLI::Range positive(1, std::numeric_limits<int>::max());
+  std::string nodes;
+  app.add_option("--nodes", nodes, "Lock nodes, comma-separated")->type_name("URL,...")->required();
+  app.add_option("--store", c.store, "The FencedStore's Redis")->type_name("URL")->required();
+  app.add_option("--events", c.events, "Write the event records here")
+      ->type_name("FILE")
+      ->required();
+  app.add_option("--id", c.id, "This worker's name in the records");
+  app.add_option("--threads", c.threads, "Contending threads")->check(positive);
+  app.add_option("--keys", c.keys, "Keys of each primitive")->check(positive);
+  add_duration_option(app, "--duration", c.duration, "How long to run");
+  add_duration_option(app, "--ttl", c.ttl, "Lock TTL");
+  add_duration_option(app, "--wait", c.wait, "How long one acquire may wait");
+  add_duration_option(app, "--hold", c.hold, "How long a critical section lasts");
+  app.add_option("--stall-every", c.stall_every,
+                 "Every Nth hold of a thread stalls past the validity (0: never)");
+  add_duration_option(app, "--stall", c.stall, "How long a stall lasts (0: 1.5 x --ttl)");
+  add_duration_option(app, "--node-timeout", c.node_timeout, "Options::node_timeout");
+  app.add_option("--prefix", c.prefix, "Prefix of every key");
+  app.add_option("--seed", c.seed, "Seed of the threads' random choices");
+  app.add_option("--foreign-threads", c.foreign_threads,
+                 "Threads that lock as another Redlock client would");
+  const std::map<std::string, Load> loads{
+      {"exclusive", Load::exclusive}, {"rw", Load::rw},   {"semaphore", Load::semaphore},
+      {"multi", Load::multi},         {"mix", Load::mix}, {"election", Load::election}};
+  app.add_option_function<std::string>(
+         "--primitive", [&](const std::string& name) { c.load = loads.at(name); },
+         "What the threads take")
+      ->check(CLI::IsMember(loads))
+      ->default_str("exclusive");
+  app.add_option("--permits", c.permits, "K, the permits of a semaphore")->check(positive);
+  app.add_option("--unsafe-permit-quorum", c.unsafe_permit_quorum,
+                 "TEST ONLY: nodes that grant a permit (0: the safe quorum)");
+  app.add_option("--unsafe-election-quorum", c.unsafe_election_quorum,
+                 "TEST ONLY: nodes that elect a leader (0: a majority)");
+  app.add_option("--unfenced-every", c.unfenced_every,
+                 "Every Nth exclusive lock of a thread is taken without fencing (0: never)");
+  add_on_off_option(app, "--member-guard", c.member_guard,
+                    "Options::member_guard.observed_restarts");
+  app.add_option("--replicas-to-ack", c.replicas_to_ack,
+                 "Options::member_guard.replicas_to_ack (0: no WAIT)");
+  app.add_option("--quorum", c.quorum, "Options::quorum (0: a majority)");
+  add_on_off_option(app, "--allow-two-masters", c.allow_two_masters,
+                    "Options::member_guard.allow_two_masters");
+  parse_or_exit(app, argc, argv, [&] {
+    c.nodes = split_urls(nodes);
+    if (c.nodes.empty()) throw CLI::ValidationError("--nodes", "names no node");
+    const int node_count = static_cast<int>(c.nodes.size());
+    for (const auto& [name, quorum] :
+         {std::pair{"--unsafe-permit-quorum", c.unsafe_permit_quorum},
+          std::pair{"--unsafe-election-quorum", c.unsafe_election_quorum}}) {
+      if (quorum < 0 || quorum > node_count) {
+        throw CLI::ValidationError(name, "must be between 1 and the number of nodes");
       }
-    };
-    if (flag == "--nodes") {
-      c.nodes = split_urls(value);
-    } else if (flag == "--store") {
-      c.store = value;
-    } else if (flag == "--events") {
-      c.events = value;
-    } else if (flag == "--id") {
-      c.id = value;
-    } else if (flag == "--threads") {
-      c.threads = count();
-    } else if (flag == "--keys") {
-      c.keys = count();
-    } else if (flag == "--duration") {
-      c.duration = duration();
-    } else if (flag == "--ttl") {
-      c.ttl = duration();
-    } else if (flag == "--wait") {
-      c.wait = duration();
-    } else if (flag == "--hold") {
-      c.hold = duration();
-    } else if (flag == "--stall-every") {
-      c.stall_every = count();
-    } else if (flag == "--stall") {
-      c.stall = duration();
-    } else if (flag == "--node-timeout") {
-      c.node_timeout = duration();
-    } else if (flag == "--prefix") {
-      c.prefix = value;
-    } else if (flag == "--foreign-threads") {
-      c.foreign_threads = count();
-    } else if (flag == "--primitive") {
-      auto load = load_named(value);
-      if (!load) usage("unknown primitive " + value);
-      c.load = *load;
-    } else if (flag == "--permits") {
-      c.permits = count();
-    } else if (flag == "--unsafe-permit-quorum") {
-      c.unsafe_permit_quorum = count();
-    } else if (flag == "--unsafe-election-quorum") {
-      c.unsafe_election_quorum = count();
-    } else if (flag == "--unfenced-every") {
-      c.unfenced_every = count();
-    } else if (flag == "--member-guard") {
-      if (value != "on" && value != "off") usage("--member-guard takes on or off, got " + value);
-      c.member_guard = value == "on";
-    } else if (flag == "--replicas-to-ack") {
-      c.replicas_to_ack = count();
-    } else if (flag == "--quorum") {
-      c.quorum = count();
-    } else if (flag == "--allow-two-masters") {
-      if (value != "on" && value != "off") {
-        usage("--allow-two-masters takes on or off, got " + value);
-      }
-      c.allow_two_masters = value == "on";
-    } else if (flag == "--seed") {
-      c.seed = static_cast<unsigned>(count());
-    } else {
-      usage("unknown option " + std::string(flag));
     }
-  }
-  if (c.nodes.empty() || c.store.empty() || c.events.empty()) {
-    usage("--nodes, --store and --events are required");
-  }
-  if (c.threads < 1 || c.keys < 1) usage("--threads and --keys must be positive");
-  if (c.permits < 1) usage("--permits must be positive");
-  if (c.unsafe_permit_quorum < 0 || c.unsafe_permit_quorum > static_cast<int>(c.nodes.size())) {
-    usage("--unsafe-permit-quorum must be between 1 and the number of nodes");
-  }
-  if (c.unsafe_election_quorum < 0 || c.unsafe_election_quorum > static_cast<int>(c.nodes.size())) {
-    usage("--unsafe-election-quorum must be between 1 and the number of nodes");
-  }
+  });
   if (c.stall.count() == 0) c.stall = c.ttl * 3 / 2;
   return c;
 }
