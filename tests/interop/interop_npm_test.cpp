@@ -213,7 +213,7 @@ TEST_F(InteropNpmTest, OurCliLoopsAndNpmProcessesShareOneKey) {
   // expire and polls; ours wait for announcements and retry the moment such entries
   // leave a quorum free. The counter must equal the sections of both (no overlap), and
   // our short-lived clients must not starve. How the turns divide swings widely from run
-  // to run (bench/mixed-fleet measures it: docs/performance.md), so it is printed, not
+  // to run (bench/mixed-fleet measures it: docs/performance-history.md), so it is printed, not
   // judged here.
   constexpr int loops = 3;
   constexpr auto run_for = 6s;
