@@ -2,8 +2,8 @@
 // checks the event records of every worker with the safety checker, and reports.
 //
 //   redlock-chaos-run [--scenario NAME[,NAME...]|all] [--duration 30s] [--report FILE]
-//                     [--processes N] [--threads N] [--primitive P] [--min-acquisitions N]
-//                     [--keep] [--list] [--help]
+//                     [--processes N] [--threads N] [--keys N] [--hold D] [--primitive P]
+//                     [--min-acquisitions N] [--plant-violations] [--keep] [--list] [--help]
 //
 // A scenario passes when no stale write was accepted, every worker exited cleanly, and
 // either (in model) there is no violation, no token regression and at least
@@ -21,11 +21,14 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "checker/event_json.hpp"
+#include "checker/planted_violation.hpp"
 #include "checker/report_json.hpp"
 #include "checker/safety_checker.hpp"
 #include "common/command_line.hpp"
@@ -45,9 +48,12 @@ struct Config {
   std::string report;
   int processes = 0;  // 0: the scenario's own
   int threads = 0;
-  std::string primitive;  // empty: the scenario's own
+  int keys = 0;                      // 0: the scenario's own
+  std::optional<milliseconds> hold;  // the scenario's own when unset
+  std::string primitive;             // empty: the scenario's own
   std::uint64_t min_acquisitions = 20;
   bool keep = false;
+  bool plant_violations = false;
   std::string worker = REDLOCK_CHAOS_WORKER_BINARY;
   std::string fake_clock = REDLOCK_FAKECLOCK_LIBRARY;
 };
@@ -100,12 +106,25 @@ Config parse(int argc, char** argv, const std::vector<Scenario>& catalogue) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", c.threads, "Threads per worker (default: the scenario's own)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--keys", c.keys, "Keys per primitive (default: the scenario's own)")
+      ->check(CLI::NonNegativeNumber);
+  std::string hold;
+  app.add_option("--hold", hold,
+                 "How long each critical section lasts (default: the scenario's own)")
+      ->type_name("DURATION")
+      ->check([](const std::string& value) -> std::string {
+        return parse_duration(value) ? "" : "needs a duration, e.g. 0ms or 20ms";
+      });
   app.add_option("--primitive", c.primitive,
                  "What every worker takes, instead of the scenario's own (most run the mix)")
       ->check(CLI::IsMember({"exclusive", "rw", "semaphore", "multi", "mix", "election"}));
   app.add_option("--min-acquisitions", c.min_acquisitions,
                  "Fewest acquisitions an in-model scenario must make to pass")
       ->capture_default_str();
+  app.add_flag("--plant-violations", c.plant_violations,
+               "After the check, add to each scenario's records the holds that break each "
+               "primitive's rule once (chaos/checker/planted_violation.hpp) and fail unless the "
+               "checker reports every one");
   app.add_flag("--keep", c.keep, "Keep each scenario's directory (records, node logs)");
   app.add_flag("--list", list, "List the scenarios and exit");
   app.add_option("--worker", c.worker, "The worker binary")->type_name("PATH");
@@ -127,6 +146,7 @@ Config parse(int argc, char** argv, const std::vector<Scenario>& catalogue) {
   }
   if (scenarios != "all") c.scenarios = split(scenarios);
   c.duration = *parse_duration(duration);
+  if (!hold.empty()) c.hold = *parse_duration(hold);
   return c;
 }
 
@@ -164,6 +184,8 @@ json run_scenario(const Scenario& scenario, const Config& config) {
   WorkerSettings w = scenario.workers;
   if (config.processes > 0) w.processes = config.processes;
   if (config.threads > 0) w.threads = config.threads;
+  if (config.keys > 0) w.keys = config.keys;
+  if (config.hold) w.hold = *config.hold;
   if (!config.primitive.empty()) w.primitive = config.primitive;
   const std::string dir = make_dir(scenario.name);
   std::vector<std::string> failures;
@@ -258,13 +280,40 @@ json run_scenario(const Scenario& scenario, const Config& config) {
   }
   const double duration_s = std::chrono::duration<double>(Clock::now() - started).count();
 
+  PlantSites sites;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".jsonl") continue;
     std::ifstream in(entry.path());
     std::string line;
-    while (std::getline(in, line)) checker.add_line(line);
+    while (std::getline(in, line)) {
+      ParsedLine parsed = parse_event_line(line);
+      auto* event = std::get_if<Event>(&parsed);
+      // What is not an event (ignored or malformed) is counted by add_line.
+      if (event == nullptr) {
+        checker.add_line(line);
+        continue;
+      }
+      if (auto* hold = std::get_if<HoldEvent>(event); hold && config.plant_violations) {
+        sites.offer(*hold);
+      }
+      checker.add(*event);
+    }
   }
   const SafetyReport report = checker.report();
+  json planted = json::object();
+  for (const auto& [primitive, site] : sites.sites()) {
+    SafetyChecker with_planted = checker;
+    for (const HoldEvent& forged : planted_against(site)) with_planted.add(forged);
+    const SafetyReport caught = with_planted.report();
+    const std::string rule(name(primitive));
+    const auto count = [&](const SafetyReport& r) {
+      auto found = r.violations_by_primitive.find(rule);
+      return found == r.violations_by_primitive.end() ? std::uint64_t{0} : found->second;
+    };
+    const bool seen = count(caught) > count(report);
+    planted[rule] = seen;
+    if (!seen) failures.push_back("the checker missed the violation planted against a " + rule);
+  }
 
   if (report.stale_writes_accepted > 0) failures.push_back("stale writes accepted");
   if (scenario.in_model) {
@@ -303,6 +352,7 @@ json run_scenario(const Scenario& scenario, const Config& config) {
               {"primitive", w.primitive},
               {"violations_by_primitive", details["violations_by_primitive"]},
               {"acquisitions_by_primitive", details["acquisitions_by_primitive"]},
+              {"planted_violations_caught", planted},
               {"passed", passed},
               {"failures", failures},
               {"error_codes", details["error_codes"]},
@@ -336,6 +386,13 @@ void print_table(const json& scenarios) {
         }
       }
       std::printf("    acquired:%s\n", line.c_str());
+    }
+    if (s.contains("planted_violations_caught") && !s["planted_violations_caught"].empty()) {
+      std::string line;
+      for (const auto& [primitive, seen] : s["planted_violations_caught"].items()) {
+        line += " " + primitive + (seen.get<bool>() ? " caught" : " MISSED");
+      }
+      std::printf("    planted:%s\n", line.c_str());
     }
     for (const auto& why : s["failures"]) std::printf("    %s\n", why.get<std::string>().c_str());
     if (s.contains("dir"))
