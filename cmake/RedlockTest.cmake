@@ -11,6 +11,11 @@ function(redlock_add_test)
   cmake_parse_arguments(T "INTERNAL;NET" "NAME;TIMEOUT" "SOURCES;LABELS;LIBS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   redlock_warnings(${T_NAME})
+  # A test's own code gains nothing from -O3 (the library it drives keeps it) and costs a
+  # third more compile time than at -O1, on every CI run's Release build.
+  if(CMAKE_BUILD_TYPE STREQUAL "Release")
+    target_compile_options(${T_NAME} PRIVATE -O1)
+  endif()
   if(T_NET)
     list(APPEND T_LIBS redlock_net redlock_scripts redlock_core PkgConfig::HIREDIS
          PkgConfig::LIBUV)
