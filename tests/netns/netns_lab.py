@@ -1,0 +1,108 @@
+"""What the network namespace tests share: the skip rules, commands that must succeed,
+and namespaces that are removed with every process inside them whatever ends the test.
+
+A test makes its namespaces through a Namespaces object and calls close() in a finally;
+guard_signals() turns SIGINT and SIGTERM (an interrupt, CTest's timeout) into a Failure,
+so that they end the test through that finally too.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+SKIP = 77
+
+
+class Failure(Exception):
+    pass
+
+
+def skip(why):
+    print(f"SKIP: {why}", flush=True)
+    sys.exit(SKIP)
+
+
+def run(*argv, check=True):
+    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if check and done.returncode != 0:
+        raise Failure(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
+    return done
+
+
+def require_namespaces():
+    """Exits 77, saying why, where these tests cannot run."""
+    if os.geteuid() != 0:
+        skip("network namespaces need root (run as root to test partitions)")
+    if not shutil.which("ip"):
+        skip("the ip command (iproute2) is missing")
+    if not shutil.which("redis-server"):
+        skip("redis-server is missing")
+    probe = f"rlnetns{os.getpid()}-probe"
+    made = run("ip", "netns", "add", probe, check=False)
+    if made.returncode != 0:
+        skip(f"`ip netns add` fails here: {made.stderr.strip()}")
+    run("ip", "netns", "del", probe, check=False)
+
+
+def skip_if_unsupported(error):
+    """A kernel without veth pairs or bridges is a place the test cannot run, not a bug."""
+    if "Operation not supported" in str(error) or "not permitted" in str(error):
+        skip(f"veth pairs or bridges are not available here: {error}")
+
+
+def guard_signals():
+    def interrupted(signo, frame):
+        raise Failure(f"interrupted by signal {signo}")
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)
+
+
+def ignore_signals():
+    """A second interrupt must not cut the cleanup short and leave namespaces behind."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class Namespaces:
+    """Namespaces named PREFIX-NAME, the prefix unique to this process."""
+
+    def __init__(self, tag="rlnetns"):
+        self.prefix = f"{tag}{os.getpid()}"
+        self.made = []
+
+    def ns(self, name):
+        return f"{self.prefix}-{name}"
+
+    def add(self, name):
+        run("ip", "netns", "add", self.ns(name))
+        self.made.append(self.ns(name))
+        run("ip", "-n", self.ns(name), "link", "set", "lo", "up")
+
+    def exec_argv(self, name, *argv):
+        return ["ip", "netns", "exec", self.ns(name), *argv]
+
+    def close(self, processes=()):
+        """Kills every process inside the namespaces (all of them ours: what we started
+        there and what those started), then deletes the namespaces, which takes their
+        links with them. True when nothing was left behind."""
+        ignore_signals()
+        for name in self.made:
+            for pid in run("ip", "netns", "pids", name, check=False).stdout.split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+        left = []
+        for name in reversed(self.made):
+            if run("ip", "netns", "del", name, check=False).returncode != 0:
+                left.append(name)
+        if left:
+            print(f"could not delete the namespaces {left}", file=sys.stderr)
+        self.made = left
+        return not left
