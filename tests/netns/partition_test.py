@@ -41,6 +41,8 @@ import sys
 import tempfile
 import time
 
+# The tests run from the source tree, which they leave as they found it.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from netns_lab import (Failure, Namespaces, guard_signals, require_namespaces,  # noqa: E402
                        run, skip_if_unsupported)
