@@ -45,7 +45,8 @@ accepted, every worker exiting 0 and at least --min-acquisitions (20) acquisitio
 records of a failed scenario are kept and their directory named (--keep keeps all).
 
 Everything created (namespaces, hence their links, and every process inside them) is
-removed on every exit, also on failure, SIGINT or SIGTERM. Exits 77 (CTest's skip) when
+removed on every exit, also on failure, SIGINT or SIGTERM, and by a guardian process
+after a SIGKILL (CTest's timeout; netns_lab.py). Exits 77 (CTest's skip) when
 not root, when `ip netns` cannot create a namespace, or when redis-server is missing.
 
 Usage: lock_partitions_test.py WORKER CHECKER [--seconds S] [--scenario A,B] [--keep]

@@ -2,8 +2,10 @@
 and namespaces that are removed with every process inside them whatever ends the test.
 
 A test makes its namespaces through a Namespaces object and calls close() in a finally;
-guard_signals() turns SIGINT and SIGTERM (an interrupt, CTest's timeout) into a Failure,
-so that they end the test through that finally too.
+guard_signals() turns SIGINT and SIGTERM (an interrupt, a kill) into a Failure, so that
+they end the test through that finally too. CTest's timeout sends SIGKILL, which no
+finally survives: a guardian process, started with the first namespace, waits for the
+test process to end however it ends and removes whatever it left.
 """
 
 import os
@@ -65,17 +67,46 @@ def ignore_signals():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+# Reads its stdin, whose other end only the test process holds, until the end of file
+# the kernel gives when that process is gone; then kills every process inside the
+# namespaces named PREFIX-* and deletes them. In a session of its own, so that an
+# interrupt of the test's process group leaves it to do this.
+GUARDIAN = r"""
+import os, signal, subprocess, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+prefix = sys.argv[1] + "-"
+sys.stdin.buffer.read()
+listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+names = [line.split()[0] for line in listed.splitlines() if line.startswith(prefix)]
+for name in names:
+    pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout
+    for pid in pids.split():
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+for name in names:
+    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+if names:
+    print(f"removed the namespaces left behind: {names}", file=sys.stderr)
+"""
+
+
 class Namespaces:
     """Namespaces named PREFIX-NAME, the prefix unique to this process."""
 
     def __init__(self, tag="rlnetns"):
         self.prefix = f"{tag}{os.getpid()}"
         self.made = []
+        self.guardian = None
 
     def ns(self, name):
         return f"{self.prefix}-{name}"
 
     def add(self, name):
+        if self.guardian is None:
+            self.guardian = subprocess.Popen([sys.executable, "-c", GUARDIAN, self.prefix],
+                                             stdin=subprocess.PIPE, start_new_session=True)
         run("ip", "netns", "add", self.ns(name))
         self.made.append(self.ns(name))
         run("ip", "-n", self.ns(name), "link", "set", "lo", "up")
@@ -105,4 +136,8 @@ class Namespaces:
         if left:
             print(f"could not delete the namespaces {left}", file=sys.stderr)
         self.made = left
+        if self.guardian is not None:
+            self.guardian.stdin.close()
+            self.guardian.wait()
+            self.guardian = None
         return not left

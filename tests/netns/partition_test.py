@@ -341,7 +341,8 @@ def main():
     require_namespaces()
     runs = int(os.environ.get("REDLOCK_NETNS_RUNS", "5"))
 
-    # CTest's timeout and an interrupt end the test through the finally below.
+    # An interrupt or a SIGTERM ends the test through the finally below (CTest's timeout,
+    # a SIGKILL, leaves the cleanup to the guardian of netns_lab's namespaces).
     guard_signals()
 
     lab = Lab(redlock)
