@@ -93,10 +93,6 @@ def host_link(peer):
     return "st" if peer == STORE else f"n{peer}"
 
 
-def monotonic_ns():
-    return time.monotonic_ns()
-
-
 class Lab:
     """The namespaces, their links, the nodes and the store."""
 
@@ -127,6 +123,7 @@ class Lab:
                 run("ip", "-n", self.ns(far), "addr", "add", f"{far_addr}/30", "dev", f"h{h}")
                 run("ip", "-n", self.ns(f"h{h}"), "link", "set", host_link(peer), "up")
                 run("ip", "-n", self.ns(far), "link", "set", f"h{h}", "up")
+        # Each server answers on every address of its namespace, one per host.
         for name in [f"n{n}" for n in range(NODES)] + ["store"]:
             log = open(os.path.join(self.dir, f"redis-{name}.log"), "w")
             self.processes.append(subprocess.Popen(
@@ -316,19 +313,19 @@ def host_stats(path):
 def run_scenario(lab, scenario, seconds, min_acquisitions, keep):
     """Runs one scenario; returns (passed, one line of numbers)."""
     duration = scenario.seconds or seconds
-    dir = os.path.join(lab.dir, scenario.name)
-    os.makedirs(dir)
+    records = os.path.join(lab.dir, scenario.name)
+    os.makedirs(records)
     schedule = sorted(scenario.schedule(duration), key=lambda e: e[0])
-    faults_log = open(os.path.join(dir, "faults.jsonl"), "w")
+    faults_log = open(os.path.join(records, "faults.jsonl"), "w")
     times = {}
 
     # Each `ip` call takes milliseconds: a cut is whole only once the last link is down,
     # and a heal begins with the first one up, so both ends are kept.
     def apply(what, changes):
-        begin = monotonic_ns()
+        begin = time.monotonic_ns()
         for h, n, state, side in changes:
             lab.link(h, n, state, side)
-        times[what] = (begin, monotonic_ns())
+        times[what] = (begin, time.monotonic_ns())
         faults_log.write(json.dumps({"type": "fault", "begin_ns": begin, "end_ns": times[what][1],
                                      "what": what}) + "\n")
 
@@ -341,10 +338,10 @@ def run_scenario(lab, scenario, seconds, min_acquisitions, keep):
             _, what, changes = schedule.pop(0)
             apply(what, changes)
         for h in range(HOSTS):
-            log = open(os.path.join(dir, f"worker-h{h}.log"), "w")
+            log = open(os.path.join(records, f"worker-h{h}.log"), "w")
             argv = lab.spaces.exec_argv(
                 f"h{h}", lab.worker, "--nodes", lab.node_urls(h), "--store", lab.store_url(h),
-                "--events", os.path.join(dir, f"events-h{h}.jsonl"), "--id", f"h{h}",
+                "--events", os.path.join(records, f"events-h{h}.jsonl"), "--id", f"h{h}",
                 "--threads", str(scenario.threads), "--keys", str(scenario.keys),
                 "--duration", f"{int(duration * 1000)}ms", "--ttl", f"{TTL_MS}ms",
                 "--wait", f"{WAIT_MS}ms", "--hold", "20ms",
@@ -374,18 +371,18 @@ def run_scenario(lab, scenario, seconds, min_acquisitions, keep):
                 code = "killed after running too long"
             if code != 0:
                 failures.append(f"the worker of host {h} exited {code} "
-                                f"(see {dir}/worker-h{h}.log)")
+                                f"(see {records}/worker-h{h}.log)")
     finally:
         faults_log.close()
         lab.heal_all()
     elapsed = time.monotonic() - started
 
-    files = [os.path.join(dir, f"events-h{h}.jsonl") for h in range(HOSTS)]
+    files = [os.path.join(records, f"events-h{h}.jsonl") for h in range(HOSTS)]
     checked = run(lab.checker, *[f for f in files if os.path.exists(f)], check=False)
     if checked.returncode not in (0, 1):
         raise Failure(f"{lab.checker} exited {checked.returncode}: {checked.stderr.strip()}")
     report = json.loads(checked.stdout)
-    with open(os.path.join(dir, "check.json"), "w") as f:
+    with open(os.path.join(records, "check.json"), "w") as f:
         f.write(checked.stdout)
 
     stats = {f"h{h}": host_stats(files[h]) for h in range(HOSTS)}
@@ -418,7 +415,7 @@ def run_scenario(lab, scenario, seconds, min_acquisitions, keep):
     for h in range(HOSTS):
         for code, count in stats[f"h{h}"]["errors"].items():
             errors[code] = errors.get(code, 0) + count
-    line = (f"{scenario.name}: {acquisitions} acquisitions (per host {per_host}; "
+    line = (f"{scenario.name} ({scenario.what}): {acquisitions} acquisitions (per host {per_host}; "
             f"{json.dumps(report.get('acquisitions_by_primitive', {}), sort_keys=True)}), "
             f"{report['conflicts']} conflicts, {report['errors']} errors "
             f"{json.dumps(errors, sort_keys=True)}, {violations} violations "
@@ -431,9 +428,9 @@ def run_scenario(lab, scenario, seconds, min_acquisitions, keep):
     passed = not failures
     if not passed:
         line += "".join(f"\n  FAIL: {failure}" for failure in failures)
-        line += f"\n  records kept in {dir}"
+        line += f"\n  records kept in {records}"
     elif not keep:
-        shutil.rmtree(dir, ignore_errors=True)
+        shutil.rmtree(records, ignore_errors=True)
     return passed, line
 
 
