@@ -41,7 +41,12 @@ import sys
 import tempfile
 import time
 
-SKIP = 77
+# The tests run from the source tree, which they leave as they found it.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from netns_lab import (Failure, Namespaces, guard_signals, require_namespaces,  # noqa: E402
+                       run, skip_if_unsupported)
+
 TTL_S = 3
 TTL = f"{TTL_S}s"
 NODES = 5
@@ -79,33 +84,13 @@ for addr in sys.argv[1:]:
 """
 
 
-class Failure(Exception):
-    pass
-
-
-def skip(why):
-    print(f"SKIP: {why}")
-    sys.exit(SKIP)
-
-
-def now_ms():
-    return time.monotonic_ns() / 1e6
-
-
-def run(*argv, check=True):
-    done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if check and done.returncode != 0:
-        raise Failure(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()}")
-    return done
-
-
 class Lab:
     """The namespaces, the bridge, the nodes; removes all of it in close()."""
 
     def __init__(self, redlock):
         self.redlock = redlock
-        self.prefix = f"rlnetns{os.getpid()}"
-        self.namespaces = []
+        self.spaces = Namespaces()
+        self.prefix = self.spaces.prefix
         self.processes = []
         self.dir = tempfile.mkdtemp(prefix=f"{self.prefix}-")
         self.script = os.path.join(self.dir, "command.py")
@@ -114,12 +99,10 @@ class Lab:
         self.nodes_arg = ",".join(f"redis://{a}:{PORT}" for a in NODE_ADDR)
 
     def ns(self, name):
-        return f"{self.prefix}-{name}"
+        return self.spaces.ns(name)
 
     def add_namespace(self, name):
-        run("ip", "netns", "add", self.ns(name))
-        self.namespaces.append(self.ns(name))
-        run("ip", "-n", self.ns(name), "link", "set", "lo", "up")
+        self.spaces.add(name)
 
     def attach(self, name, addr):
         """A namespace of its own for `name`, joined to the bridge by the port p-NAME."""
@@ -193,28 +176,11 @@ class Lab:
 
     def close(self):
         # Every process inside our namespaces is ours: the nodes, the candidates and
-        # their commands (which outlive a killed `redlock elect`).
-        for name in self.namespaces:
-            pids = run("ip", "netns", "pids", name, check=False).stdout.split()
-            for pid in pids:
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except (ProcessLookupError, ValueError):
-                    pass
-        for process in self.processes:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-        left = []
-        for name in reversed(self.namespaces):
-            # A namespace goes once its last process has; deleting the bridge's takes
-            # every veth with it.
-            if run("ip", "netns", "del", name, check=False).returncode != 0:
-                left.append(name)
-        if left:
-            print(f"could not delete the namespaces {left}", file=sys.stderr)
+        # their commands (which outlive a killed `redlock elect`). Deleting the bridge's
+        # namespace takes every veth with it.
+        closed = self.spaces.close(self.processes)
         shutil.rmtree(self.dir, ignore_errors=True)
-        return not left
+        return closed
 
 
 def read_log(path):
@@ -372,24 +338,12 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     redlock = os.path.abspath(sys.argv[1])
-    if os.geteuid() != 0:
-        skip("network namespaces need root (run as root to test partitions)")
-    if not shutil.which("ip"):
-        skip("the ip command (iproute2) is missing")
-    if not shutil.which("redis-server"):
-        skip("redis-server is missing")
-    probe = f"rlnetns{os.getpid()}-probe"
-    made = run("ip", "netns", "add", probe, check=False)
-    if made.returncode != 0:
-        skip(f"`ip netns add` fails here: {made.stderr.strip()}")
-    run("ip", "netns", "del", probe, check=False)
+    require_namespaces()
     runs = int(os.environ.get("REDLOCK_NETNS_RUNS", "5"))
 
-    # CTest's timeout and an interrupt end the test through the finally below.
-    def interrupted(signo, frame):
-        raise Failure(f"interrupted by signal {signo}")
-    signal.signal(signal.SIGTERM, interrupted)
-    signal.signal(signal.SIGINT, interrupted)
+    # An interrupt or a SIGTERM ends the test through the finally below (CTest's timeout,
+    # a SIGKILL, leaves the cleanup to the guardian of netns_lab's namespaces).
+    guard_signals()
 
     lab = Lab(redlock)
     started = time.monotonic()
@@ -398,8 +352,7 @@ def main():
         try:
             lab.build()
         except Failure as e:
-            if "Operation not supported" in str(e) or "not permitted" in str(e):
-                skip(f"veth pairs or bridges are not available here: {e}")
+            skip_if_unsupported(e)
             raise
         print(f"namespaces {lab.prefix}-*: 5 nodes, candidates A and B, one bridge "
               f"({time.monotonic() - started:.1f} s to set up)", flush=True)
