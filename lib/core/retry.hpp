@@ -49,10 +49,10 @@ class RetrySchedule {
 };
 
 /// A jittered span of two node timeouts, doubled per consecutive failure (`streak` 1, 2,
-/// ... up to 32 times the first span, reached at streak 6): the next attempt after a refusal that
-/// should clear within a round trip but may not (a release that announced on one node but failed on
-/// the others), so that a waiter does not poll at full rate until the entries expire. `random`: a
-/// uniform 64-bit number.
+/// ... up to 32 times the first span, from streak 6): the next attempt after a refusal
+/// that should clear within a round trip but may not (a release that announced on one node
+/// but failed on the others), so that a waiter does not poll at full rate until the
+/// entries expire. `random`: a uniform 64-bit number.
 std::chrono::milliseconds backoff_retry(int streak, std::chrono::milliseconds node_timeout,
                                         std::uint64_t random);
 
@@ -77,10 +77,9 @@ std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::millisec
 /// `round_trip` (the others' deletes land meanwhile; at least 1 ms, at most a node
 /// timeout), the others after that and a jittered span of a quarter node timeout (at least
 /// 2 ms), doubled per consecutive split vote (`streak` 1, 2, ... up to 32 times the first
-/// span, reached at streak 6). Only a
-/// streak's first split has an order: a split that lasts (other clients' entries that
-/// wait to expire) is polled with back-off by every contender. `random`: a uniform 64-bit
-/// number.
+/// span, from streak 6). Only a streak's first split has an order: a split that lasts
+/// (other clients' entries that wait to expire) is polled with back-off by every
+/// contender. `random`: a uniform 64-bit number.
 std::chrono::milliseconds split_vote_retry(int streak, std::chrono::milliseconds node_timeout,
                                            std::chrono::milliseconds round_trip, bool first,
                                            std::uint64_t random);
