@@ -17,16 +17,10 @@ Clock::time_point wait_deadline(Clock::time_point start, milliseconds wait) {
 milliseconds unreachable_retry(int streak, const RetryPolicy& policy, std::uint64_t random) {
   constexpr milliseconds longest{1000};
   const auto base = std::max(policy.delay, milliseconds(1));
-  const auto cap = std::max(longest, base);
-  const int doublings = std::clamp(streak, 1, 11) - 1;
-  auto span = base;
-  for (int i = 0; i < doublings && span < cap; ++i) span *= 2;
-  span = std::min(span, cap);
-  // Half the span plus up to half again at random: never sooner than half the retry
-  // delay, and a fleet of waiters that met the same outage spreads out.
-  const auto half = span.count() / 2;
-  return milliseconds(std::max<std::int64_t>(
-      half + static_cast<std::int64_t>(random % static_cast<std::uint64_t>(half + 1)), 1));
+  // The second half of the span at random: never sooner than half the retry delay, and a
+  // fleet of waiters that met the same outage spreads out.
+  const Backoff unreachable{base, std::max(longest, base), Jitter::upper_half, {}, milliseconds(1)};
+  return unreachable.delay(streak, random);
 }
 
 Acquisition::Acquisition(Config config, Clock::time_point now, RandomSource random)
@@ -147,7 +141,7 @@ std::optional<Clock::time_point> Acquisition::next_attempt(const AttemptFacts* f
     // No quorum reachable: whatever wakes come (our own leftovers' announcements among
     // them), the next attempt waits its back-off, or the nodes still up would get a
     // stream of commands exactly while the system is degraded.
-    unreachable_streak_ = std::min(unreachable_streak_ + 1, 64);
+    unreachable_streak_ = next_streak(unreachable_streak_);
     leaving_streak_ = split_streak_ = 0;
     if (!schedule_.next_attempt(attempts_, now)) return std::nullopt;
     const auto delay = unreachable_retry(unreachable_streak_, config_.retry, random_());
@@ -211,13 +205,13 @@ milliseconds Acquisition::recheck_delay(std::string_view holder) {
   constexpr milliseconds longest_recheck{1000};
   const auto shortest = std::max(config_.retry.delay / 2, milliseconds(1));
   if (holder == last_holder_seen_) {
-    recheck_ = std::min(std::max(recheck_ * 2, shortest), std::max(longest_recheck, shortest));
+    same_holder_streak_ = next_streak(same_holder_streak_);
   } else {
-    recheck_ = shortest;
+    same_holder_streak_ = 1;
     last_holder_seen_ = std::string(holder);
   }
-  const auto spread = static_cast<std::uint64_t>(recheck_.count() / 2 + 1);
-  return recheck_ + milliseconds(random_() % spread);
+  const Backoff recheck{shortest, std::max(longest_recheck, shortest), Jitter::above, {}, {}};
+  return recheck.delay(same_holder_streak_, random_());
 }
 
 AcquireAction Acquisition::woken(Clock::time_point now, bool accepting) {

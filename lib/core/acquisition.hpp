@@ -160,7 +160,7 @@ class Acquisition {
   int leaving_streak_ = 0;      // consecutive refusals by holders announced as released
   int split_streak_ = 0;        // consecutive split votes
   std::string last_holder_seen_;
-  std::chrono::milliseconds recheck_{0};
+  int same_holder_streak_ = 0;  // consecutive rechecks that saw the same holder
 };
 
 /// The wait deadline `wait` after `start`, saturated: milliseconds::max() (or any wait

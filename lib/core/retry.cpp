@@ -1,22 +1,16 @@
 #include "core/retry.hpp"
 
 #include <algorithm>
-#include <memory>
-#include <mutex>
-#include <random>
-
-#include "core/lock_value.hpp"
 
 namespace redlock::core {
 
 namespace {
 
-/// 1 ms up to `base` ms doubled per `streak` past the first (capped at six doublings) plus
-/// one, uniformly: never at once, and never the same instant for two contenders by design.
-std::chrono::milliseconds doubling_retry(int streak, std::int64_t base, std::uint64_t random) {
-  const int doublings = std::clamp(streak, 1, 6) - 1;
-  const auto span = static_cast<std::uint64_t>(base * (std::int64_t{1} << doublings) + 1);
-  return std::chrono::milliseconds(1 + static_cast<std::int64_t>(random % span));
+/// 1 ms up to `base` ms doubled per `streak` past the first (at most 32 times `base`, from
+/// streak 6) plus one, uniformly: never at once, and never the same instant for two
+/// contenders by design.
+Backoff doubling_from(std::chrono::milliseconds base, std::chrono::milliseconds after) {
+  return {base, 32 * base, Jitter::full, after + std::chrono::milliseconds(1), {}};
 }
 
 // A round trip as a retry delay: never 0 (a busy loop), never past a node timeout.
@@ -28,35 +22,14 @@ std::chrono::milliseconds one_round_trip(std::chrono::milliseconds round_trip,
 
 }  // namespace
 
-RandomSource system_random() {
-  // One generator per source, seeded from the CSPRNG; the mutex makes a source shared
-  // between threads safe. Jitter needs no cryptographic strength, only independence
-  // between processes.
-  struct State {
-    std::mutex mutex;
-    std::mt19937_64 engine;
-  };
-  auto state = std::make_shared<State>();
-  std::uint64_t seed = 0;
-  fill_random(&seed, sizeof seed);
-  state->engine.seed(seed);
-  return [state] {
-    std::lock_guard lock(state->mutex);
-    return state->engine();
-  };
-}
-
 RetrySchedule::RetrySchedule(RetryPolicy policy, Clock::time_point deadline, RandomSource random)
     : policy_(policy), deadline_(deadline), random_(std::move(random)) {}
 
 std::chrono::milliseconds RetrySchedule::jittered_delay() {
-  const auto jitter = std::max<std::int64_t>(policy_.jitter.count(), 0);
-  std::int64_t offset = 0;
-  if (jitter > 0) {
-    const auto span = static_cast<std::uint64_t>(2 * jitter + 1);
-    offset = static_cast<std::int64_t>(random_() % span) - jitter;
-  }
-  return std::chrono::milliseconds(std::max<std::int64_t>(policy_.delay.count() + offset, 0));
+  const auto jitter = std::max(policy_.jitter, std::chrono::milliseconds(0));
+  // No draw without jitter: a scripted source then scripts only the draws that matter.
+  const std::uint64_t random = jitter.count() > 0 ? random_() : 0;
+  return Backoff::around(policy_.delay, jitter).delay(1, random);
 }
 
 std::optional<Clock::time_point> RetrySchedule::next_attempt(
@@ -75,14 +48,17 @@ std::optional<Clock::time_point> RetrySchedule::next_attempt(
 
 std::chrono::milliseconds backoff_retry(int streak, std::chrono::milliseconds node_timeout,
                                         std::uint64_t random) {
-  return doubling_retry(streak, 2 * node_timeout.count(), random);
+  return doubling_from(2 * node_timeout, {}).delay(streak, random);
 }
 
 std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::milliseconds node_timeout,
                                                std::chrono::milliseconds round_trip,
                                                std::uint64_t random) {
   if (streak <= 1) {
-    return one_round_trip(round_trip, node_timeout) + std::chrono::milliseconds(random % 2);
+    // A millisecond of jitter after the round trip.
+    constexpr std::chrono::milliseconds one{1};
+    return Backoff{one, one, Jitter::full, one_round_trip(round_trip, node_timeout), {}}.delay(
+        streak, random);
   }
   return backoff_retry(streak - 1, node_timeout, random);
 }
@@ -92,8 +68,8 @@ std::chrono::milliseconds split_vote_retry(int streak, std::chrono::milliseconds
                                            std::uint64_t random) {
   const auto first_slot = one_round_trip(round_trip, node_timeout);
   if (first && streak <= 1) return first_slot;
-  return first_slot +
-         doubling_retry(streak, std::max<std::int64_t>(node_timeout.count() / 4, 2), random);
+  const auto quarter = std::max(node_timeout / 4, std::chrono::milliseconds(2));
+  return doubling_from(quarter, first_slot).delay(streak, random);
 }
 
 std::optional<std::chrono::milliseconds> split_clears_in(

@@ -6,19 +6,14 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <vector>
 
+#include "core/backoff.hpp"
+#include "core/random_source.hpp"
 #include "core/validity.hpp"
 
 namespace redlock::core {
-
-/// Uniform 64-bit random numbers.
-using RandomSource = std::function<std::uint64_t()>;
-
-/// A RandomSource seeded once from fill_random, OpenSSL's CSPRNG (thread-safe).
-RandomSource system_random();
 
 struct RetryPolicy {
   std::chrono::milliseconds delay{100};
@@ -42,7 +37,7 @@ class RetrySchedule {
       int attempts_made, Clock::time_point now,
       std::optional<std::chrono::milliseconds> holder_expires_in = std::nullopt);
 
-  /// delay + uniform[-jitter, +jitter], never negative.
+  /// delay + uniform[-jitter, +jitter], never negative (Backoff::around).
   std::chrono::milliseconds jittered_delay();
 
   Clock::time_point deadline() const noexcept { return deadline_; }
@@ -53,21 +48,11 @@ class RetrySchedule {
   RandomSource random_;
 };
 
-/// The streak a caller keeps for these retries, saturating here: past it no retry below
-/// waits longer (backoff_retry doubles six times; leaving_holder_retry's streak 1 is a
-/// round trip of its own, so its longest span comes one streak later).
-inline constexpr int longest_retry_streak = 7;
-
-/// `streak` after one more consecutive failure of its kind.
-constexpr int next_streak(int streak) noexcept {
-  return streak < longest_retry_streak ? streak + 1 : longest_retry_streak;
-}
-
 /// A jittered span of two node timeouts, doubled per consecutive failure (`streak` 1, 2,
-/// ... capped at 6): the next attempt after a refusal that should clear within a round
-/// trip but may not (a release that announced on one node but failed on the others), so
-/// that a waiter does not poll at full rate until the entries expire. `random`: a uniform
-/// 64-bit number.
+/// ... up to 32 times the first span, from streak 6): the next attempt after a refusal
+/// that should clear within a round trip but may not (a release that announced on one node
+/// but failed on the others), so that a waiter does not poll at full rate until the
+/// entries expire. `random`: a uniform 64-bit number.
 std::chrono::milliseconds backoff_retry(int streak, std::chrono::milliseconds node_timeout,
                                         std::uint64_t random);
 
@@ -91,10 +76,10 @@ std::chrono::milliseconds leaving_holder_retry(int streak, std::chrono::millisec
 /// order without a message: the one whose value orders first (`first`) tries again after
 /// `round_trip` (the others' deletes land meanwhile; at least 1 ms, at most a node
 /// timeout), the others after that and a jittered span of a quarter node timeout (at least
-/// 2 ms), doubled per consecutive split vote (`streak` 1, 2, ... capped at 6). Only a
-/// streak's first split has an order: a split that lasts (other clients' entries that
-/// wait to expire) is polled with back-off by every contender. `random`: a uniform 64-bit
-/// number.
+/// 2 ms), doubled per consecutive split vote (`streak` 1, 2, ... up to 32 times the first
+/// span, from streak 6). Only a streak's first split has an order: a split that lasts
+/// (other clients' entries that wait to expire) is polled with back-off by every
+/// contender. `random`: a uniform 64-bit number.
 std::chrono::milliseconds split_vote_retry(int streak, std::chrono::milliseconds node_timeout,
                                            std::chrono::milliseconds round_trip, bool first,
                                            std::uint64_t random);

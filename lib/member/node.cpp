@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/backoff.hpp"
 #include "member/acquire_reply.hpp"
 #include "member/member_kind.hpp"
 #include "net/pipeline.hpp"
@@ -706,6 +707,7 @@ class RedisNode final : public Node {
 
   void remember(UnsentRelease release, bool retry_soon) {
     if (release.tries > max_release_tries) return;
+    const int tries = release.tries;
     // Bounded: a node that stays away must not grow memory. The oldest are the likeliest
     // to have expired by themselves.
     if (unsent_releases_.size() >= max_unsent_releases) {
@@ -715,7 +717,7 @@ class RedisNode final : public Node {
     unsent_releases_.push_back(std::move(release));
     if (!connection_ || !retry_soon) return;
     if (!retry_timer_) retry_timer_ = net::Timer::create(loop_);
-    retry_timer_->start(release_retry_interval, [this] { resend_releases(); });
+    retry_timer_->start(release_resend.delay(tries, 0), [this] { resend_releases(); });
   }
 
   void resend_releases() {
@@ -740,7 +742,10 @@ class RedisNode final : public Node {
   // No release is kept longer than a lock can live (the longest TTL accepted).
   static constexpr auto max_ttl_kept = std::chrono::hours(24 * 365);
   static constexpr std::size_t max_unsent_releases = 1024;
-  static constexpr std::chrono::milliseconds release_retry_interval{200};
+  // The same wait for every try, not jittered: the re-sends are this client's own, one
+  // timer for all of them, and collide with no one's.
+  static constexpr core::Backoff release_resend =
+      core::Backoff::fixed(std::chrono::milliseconds(200));
   static constexpr int max_release_tries = 10;
 
   // The decimal text of the TTL last sent, formatted again only when the TTL changes: a

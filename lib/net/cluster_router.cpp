@@ -552,6 +552,7 @@ Connection& ClusterRouter::map_link(std::size_t seed) {
     options.endpoint = server_endpoint(address.host, address.port);
     options.connect_timeout = options_.connect_timeout;
     options.tls = options_.tls;
+    options.random = options_.random;
     map_links_[seed].reset(Connection::create(loop_, std::move(options)));
   }
   return *map_links_[seed];

@@ -13,10 +13,10 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <utility>
 #include <vector>
 
+#include "core/backoff.hpp"
 #include "net/cluster_router.hpp"
 #include "net/errors.hpp"
 #include "net/handshake.hpp"
@@ -109,10 +109,11 @@ class ConnectionImpl final : public Connection, private TransportSink {
       : loop_(loop),
         options_(std::move(options)),
         where_(describe_where(options_.endpoint)),
-        pipeline_(pipeline_options(options_)) {
-    backoff_ = options_.reconnect_min;
+        pipeline_(pipeline_options(options_)),
+        reconnect_backoff_{
+            options_.reconnect_min, options_.reconnect_max, core::Jitter::full, {}, {}} {
+    if (!options_.random) options_.random = core::system_random();
     if (options_.endpoint.is_sentinel_group()) sentinel_.emplace(options_.endpoint);
-    rng_.seed(static_cast<std::uint32_t>(uv_hrtime() ^ reinterpret_cast<std::uintptr_t>(this)));
   }
 
   void start() {
@@ -532,10 +533,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
     // The backoff grew on failures of the old master (killed, say); the new one gets the
     // first, shortest jittered wait, which still spreads the clients' look-ups.
     if (phase_ == Phase::backoff) {
-      backoff_ = options_.reconnect_min;
-      std::uniform_int_distribution<std::int64_t> jitter(
-          0, std::max<std::int64_t>(backoff_.count(), 0));
-      uv_timer_start(&backoff_timer_, &on_backoff_timer, std::uint64_t(jitter(rng_)), 0);
+      failures_ = 0;
+      start_backoff_timer(1);
     }
   }
 
@@ -556,7 +555,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
 
   void become_ready() {
     phase_ = Phase::ready;
-    backoff_ = options_.reconnect_min;
+    failures_ = 0;
     connect_deadline_ns_ = 0;
     ++stats_.connects;
     pipeline_.start_timeouts(uv_hrtime());
@@ -601,11 +600,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
                       : error.code;
     last_detail_ = error.detail;
     phase_ = Phase::backoff;
-    const auto cap = std::max<std::int64_t>(backoff_.count(), 0);
-    std::uniform_int_distribution<std::int64_t> jitter(0, cap);
-    uv_timer_start(&backoff_timer_, &on_backoff_timer, std::uint64_t(jitter(rng_)), 0);
-    backoff_ =
-        std::min(options_.reconnect_max, std::max(backoff_ * 2, std::chrono::milliseconds(1)));
+    failures_ = core::next_streak(failures_);
+    start_backoff_timer(failures_);
     // Callbacks may submit (the phase is no longer ready or connecting, so those fail on
     // a later turn) or close (the commands taken out here are still answered once each).
     std::vector<Completion> failed;
@@ -613,6 +609,11 @@ class ConnectionImpl final : public Connection, private TransportSink {
     pipeline_.fail_all(error.code, error.detail, expired_at, failed);
     arm_deadline_timer();
     run_all(failed);
+  }
+
+  void start_backoff_timer(int streak) {
+    const auto wait = reconnect_backoff_.delay(streak, options_.random());
+    uv_timer_start(&backoff_timer_, &on_backoff_timer, static_cast<std::uint64_t>(wait.count()), 0);
   }
 
   static void on_backoff_timer(uv_timer_t* timer) {
@@ -824,8 +825,8 @@ class ConnectionImpl final : public Connection, private TransportSink {
   std::uint64_t armed_ns_ = no_deadline;
   std::uint64_t connect_deadline_ns_ = 0;  // 0 when not connecting
 
-  std::chrono::milliseconds backoff_;
-  std::minstd_rand rng_;
+  core::Backoff reconnect_backoff_;
+  int failures_ = 0;  // consecutive failed connections (or attempts) since the last ready
   std::error_code last_error_;
   std::string last_detail_;
 

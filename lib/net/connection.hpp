@@ -19,6 +19,7 @@
 
 #include <redlock/options.hpp>
 
+#include "core/random_source.hpp"
 #include "net/closing.hpp"
 #include "net/endpoint.hpp"
 #include "net/reply.hpp"
@@ -59,8 +60,14 @@ enum class ShardEvent {
 struct ConnectionOptions {
   Endpoint endpoint;
   std::chrono::milliseconds connect_timeout{1000};
+  /// The reconnect backoff (core::Backoff, full jitter): the wait after the first failure
+  /// is drawn from [0, reconnect_min], the span doubling per consecutive failure up to
+  /// reconnect_max.
   std::chrono::milliseconds reconnect_min{10};
   std::chrono::milliseconds reconnect_max{1000};
+  /// Where the reconnect jitter is drawn from; empty: a core::system_random() of the
+  /// connection's own. A client passes its one source to all its connections.
+  core::RandomSource random;
   /// Queued + in flight, counting timed-out commands whose reply has not arrived yet;
   /// beyond it commands fail (overloaded). This bounds the memory a dead node can hold.
   std::size_t max_pending = 4096;

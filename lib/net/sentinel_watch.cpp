@@ -17,6 +17,7 @@ SentinelWatch::SentinelWatch(uv_loop_s* loop, const ConnectionOptions& base,
   base_.connect_timeout = base.connect_timeout;
   base_.reconnect_min = base.reconnect_min;
   base_.reconnect_max = base.reconnect_max;
+  base_.random = base.random;
   base_.tls = base.tls;
 }
 

@@ -120,6 +120,37 @@ TEST(Connection, RefusedFailsFastNamingTheNode) {
   EXPECT_EQ(connection->stats().connects, 0u);
 }
 
+// The reconnect waits are drawn from the source the connection is given, one draw per
+// failure: scripted at 0, a refused node is dialled again at once, over and over;
+// scripted at the top of the span, the connection waits the whole span (a minute here)
+// after its first failure.
+TEST(Connection, ReconnectWaitIsDrawnFromTheGivenRandomSource) {
+  const auto url = "redis://127.0.0.1:" + std::to_string(closed_port());
+  for (const std::uint64_t scripted : {std::uint64_t{0}, std::uint64_t{60'000}}) {
+    TestLoop loop;
+    int failures = 0;
+    int draws = 0;
+    auto connection = open(loop.get(), url, [&](ConnectionOptions& options) {
+      options.reconnect_min = 60s;
+      options.reconnect_max = 60s;
+      options.random = [&draws, scripted] {
+        ++draws;
+        return scripted;
+      };
+      options.on_failed = [&failures](std::error_code, std::string_view) { ++failures; };
+    });
+    if (scripted == 0) {
+      EXPECT_TRUE(loop.run_until([&] { return failures >= 5; }, 2s))
+          << "a wait of 0 redials at once; failures: " << failures;
+    } else {
+      loop.run_for(300ms);
+      EXPECT_EQ(failures, 1) << "the whole minute is waited after the first failure";
+      EXPECT_EQ(connection->state(), ConnectionState::backoff);
+    }
+    EXPECT_EQ(draws, failures);
+  }
+}
+
 TEST(Connection, PausedNodeHitsDeadlineWithoutDroppingTheConnection) {
   RedisServer server;
   TestLoop loop;

@@ -18,6 +18,7 @@
 #include "client/engine/engine.hpp"
 #include "client/operations/election_record.hpp"
 #include "client/operations/operations.hpp"
+#include "core/backoff.hpp"
 
 namespace redlock {
 
@@ -223,7 +224,10 @@ Result<void> Election::observe(std::stop_token stop,
     });
   });
   core::LeaderReports reports;
-  milliseconds follow_up{0};  // 0: none due; the next read comes after `every`
+  // The reads after a release double their spacing from first_follow_up; once it reaches
+  // `every`, none is due and the next read comes after `every`.
+  const core::Backoff follow_ups{first_follow_up, every, core::Jitter::none, {}, {}};
+  int follow_up = 0;  // reads since the release without a successor; 0: none due
   std::uint64_t term_at_release = 0;
   Result<void> ended;
   while (!stop.stop_requested()) {
@@ -236,14 +240,14 @@ Result<void> Election::observe(std::stop_token stop,
       std::optional<core::LeaderView> view;
       if (*seen) view = core::LeaderView{(*seen)->identity, (*seen)->term, (*seen)->value, {}};
       if (reports.should_report(view)) on_change(*seen);
-      if (follow_up > milliseconds(0)) {
+      if (follow_up > 0) {
         const bool successor = *seen && (*seen)->term > term_at_release;
-        follow_up = successor ? milliseconds(0) : follow_up * 2;
-        if (follow_up >= every) follow_up = milliseconds(0);
+        follow_up = successor ? 0 : core::next_streak(follow_up);
+        if (follow_ups.span(follow_up) >= every) follow_up = 0;
       }
     }
     std::unique_lock<std::mutex> hold(release->mutex);
-    release->changed.wait_for(hold, stop, follow_up > milliseconds(0) ? follow_up : every,
+    release->changed.wait_for(hold, stop, follow_up > 0 ? follow_ups.delay(follow_up, 0) : every,
                               [&] { return release->released || release->elected; });
     // A new leader's announcement comes once its record is written on the member that
     // sent it: the next read (at once) finds it. A release is followed by reads until the
@@ -251,7 +255,7 @@ Result<void> Election::observe(std::stop_token stop,
     release->elected = false;
     if (release->released) {
       release->released = false;
-      follow_up = first_follow_up;
+      follow_up = 1;
       term_at_release = reports.highest_term();
     }
   }

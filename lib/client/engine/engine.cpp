@@ -94,11 +94,16 @@ std::optional<std::string> Engine::check_guard_bound(std::chrono::milliseconds t
 void Engine::connect(const std::vector<net::ConnectionOptions>& connections,
                      const NodeFactory& factory) {
   connection_options_ = connections;
+  // The client's one random source paces its connections' reconnects too: no generator
+  // of their own to seed.
+  for (auto& connection : connection_options_) {
+    if (!connection.random) connection.random = random_;
+  }
   auto make_all = [&] {
     // One for the client: two members that reach one server do not both count.
     auto registry = std::make_shared<core::ServerRegistry>();
     int member = 0;
-    for (const auto& connection : connections) {
+    for (const auto& connection : connection_options_) {
       state_->nodes.push_back(factory(loop(), observe_connection(connection, options_)));
       core::MemberLife::Rules rules;
       rules.observed = options_.member_guard.observed_restarts;

@@ -7,6 +7,7 @@
 #include "client/loop/user_callback.hpp"
 #include "client/operations/lock_extension.hpp"
 #include "client/operations/observe.hpp"
+#include "core/backoff.hpp"
 #include "core/validation.hpp"
 #include "net/timer.hpp"
 
@@ -103,7 +104,7 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
     }
     // Try again soon, while a round still fits: halfway to the last moment one can start.
     const auto last_start = lock->valid_until() - needed;
-    schedule_at(now + std::min<Clock::duration>(interval(*lock), (last_start - now) / 2));
+    schedule_at(now + core::halfway_to(last_start - now, interval(*lock)));
   }
 
   void lose(LockState& lock, const std::string& why, std::vector<NodeOutcome> nodes) {
