@@ -56,7 +56,8 @@ std::vector<std::string> FakeClock::environment(const std::string& library) cons
   return {preload, "REDLOCK_FAKECLOCK_FILE=" + file_};
 }
 
-void FakeClock::write(std::int64_t offset_ns, double rate) const {
+void FakeClock::write(std::int64_t offset_ns, double rate) {
+  file_offset_ns_ = offset_ns / 1'000'000 * 1'000'000;
   const std::string next = file_ + ".next";
   {
     std::ofstream out(next, std::ios::trunc);
@@ -101,12 +102,18 @@ bool FakeClock::real() const {
   return target_offset_ns_ == 0 && target_rate_ == 1.0;
 }
 
+void FakeClock::calibrate(std::int64_t real_ns, std::int64_t reading_ns) {
+  anchor_real_ns_ = real_ns;
+  anchor_ns_ = reading_ns - file_offset_ns_;
+}
+
 void FakeClock::stopping() {
   std::error_code ignored;
   std::filesystem::remove(file_, ignored);
 }
 
 void FakeClock::started() {
+  file_offset_ns_ = 0;
   anchor_real_ns_ = 0;
   anchor_ns_ = 0;
   rate_ = 1.0;

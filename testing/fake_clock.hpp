@@ -35,6 +35,11 @@ class FakeClock {
   std::int64_t tolerance_ns() const;
   /// Whether the clock reads the real time.
   bool real() const;
+  /// The process's clock read `reading_ns` at the real time `real_ns`: what the library
+  /// holds, which the next set() continues from. The library applies a new file up to
+  /// 10 ms after it was written, so its own reading drifts from one kept here alone by
+  /// that time the old and new rates apart.
+  void calibrate(std::int64_t real_ns, std::int64_t reading_ns);
 
   /// The process is about to start again: it will start from the real clock, so the file
   /// goes until started() writes it again.
@@ -43,13 +48,15 @@ class FakeClock {
   void started();
 
  private:
-  void write(std::int64_t offset_ns, double rate) const;
+  void write(std::int64_t offset_ns, double rate);
 
   std::string file_;
   // The library's own reading without its offset: anchor_ns at anchor_real_ns, then `rate`.
   std::int64_t anchor_real_ns_ = 0;
   std::int64_t anchor_ns_ = 0;
   double rate_ = 1.0;
+  // The offset the file holds, as the library reads it (whole milliseconds).
+  std::int64_t file_offset_ns_ = 0;
   // What set() asked for: target_ns + offset at target_real_ns, then target_rate_.
   std::int64_t target_real_ns_ = 0;
   std::int64_t target_offset_ns_ = 0;

@@ -17,13 +17,14 @@ struct Fleet::Impl {
 };
 
 Fleet::Fleet(FleetOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
-  const std::string binary = redis_server_binary();
+  // Before any directory exists: a missing binary is the one error worth a clear word.
+  redis_server_binary();
   std::vector<MemberSpec> specs = impl_->options.members;
   if (specs.empty()) specs.resize(impl_->options.masters);
   impl_->members.reserve(specs.size());
   for (std::size_t i = 0; i < specs.size(); ++i) {
     auto member = std::make_unique<Member::Impl>(
-        i, impl_->dir.path() + "/member-" + std::to_string(i), binary, impl_->options, specs[i]);
+        i, impl_->dir.path() + "/member-" + std::to_string(i), impl_->options, specs[i]);
     impl_->members.push_back(std::make_unique<Member>(std::move(member)));
   }
 }

@@ -1,17 +1,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 
 #include <redlock/testing/member.hpp>
 
-#include "child_process.hpp"
-#include "loopback.hpp"
 #include "member_impl.hpp"
 
 namespace redlock::testing {
@@ -20,165 +16,59 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// Generous: a loaded CI machine, sanitizer builds, and an append-only file to load.
-constexpr auto start_timeout = 15s;
-constexpr int port_attempts = 10;
-
-std::string tail_of(const std::string& path, std::size_t lines) {
-  std::ifstream in(path);
-  std::deque<std::string> kept;
-  std::string line;
-  while (std::getline(in, line)) {
-    kept.push_back(line);
-    if (kept.size() > lines) kept.pop_front();
-  }
-  std::string text;
-  for (const auto& l : kept) text += l + "\n";
-  return text;
-}
-
 }  // namespace
 
-Member::Impl::Impl(std::size_t index_, std::string dir_, std::string binary_,
-                   const FleetOptions& options, const MemberSpec& spec)
-    : index(index_),
-      kind(spec.kind),
-      dir(std::move(dir_)),
-      binary(std::move(binary_)),
-      persistence(options.persistence),
-      extra_args(options.extra_args) {
+Member::Impl::Impl(std::size_t index_, std::string dir_, const FleetOptions& options,
+                   const MemberSpec& spec)
+    : index(index_), kind(spec.kind), dir(std::move(dir_)), persistence(options.persistence) {
   std::filesystem::create_directories(dir);
-  if (kind == MemberKind::sentinel) {
-    detail::SentinelGroupOptions group_options;
-    group_options.dir = dir;
-    group_options.persistence = persistence;
-    group_options.replicas = spec.replicas;
-    group_options.down_after_ms = static_cast<int>(spec.down_after.count());
-    group_options.server_args = extra_args;
-    try {
+  try {
+    if (kind == MemberKind::sentinel) {
+      detail::SentinelGroupOptions group_options;
+      group_options.dir = dir;
+      group_options.persistence = persistence;
+      group_options.replicas = spec.replicas;
+      group_options.down_after_ms = static_cast<int>(spec.down_after.count());
+      group_options.server_args = options.extra_args;
       group = std::make_unique<detail::SentinelGroup>(group_options);
-    } catch (const std::exception& e) {
-      throw std::runtime_error("redlock::testing: " + name() + " did not start: " + e.what());
+      return;
     }
-    return;
-  }
-  if (kind == MemberKind::cluster) {
-    detail::ShardedClusterOptions cluster_options;
-    cluster_options.dir = dir;
-    cluster_options.persistence = persistence;
-    cluster_options.shards = spec.shards;
-    cluster_options.replicas_per_shard = spec.replicas;
-    cluster_options.server_args = extra_args;
-    try {
+    if (kind == MemberKind::cluster) {
+      detail::ShardedClusterOptions cluster_options;
+      cluster_options.dir = dir;
+      cluster_options.persistence = persistence;
+      cluster_options.shards = spec.shards;
+      cluster_options.replicas_per_shard = spec.replicas;
+      cluster_options.server_args = options.extra_args;
       cluster = std::make_unique<detail::ShardedCluster>(cluster_options);
-    } catch (const std::exception& e) {
-      throw std::runtime_error("redlock::testing: " + name() + " did not start: " + e.what());
+      return;
     }
-    return;
-  }
-  if (options.fake_clock) {
-    fake_clock_library = detail::fake_clock_library(options.fake_clock_library);
-    // Beside the member's directory, whose contents a restart without persistence deletes.
-    clock.emplace(dir + ".clock");
-  }
-  std::string why;
-  for (int attempt = 0; attempt < port_attempts; ++attempt) {
-    port = detail::free_port();
-    if (start(why)) break;
-    // Another process took the port between free_port() and the server's bind: try
-    // another. Any other failure would only repeat.
-    if (why.find("another process") == std::string::npos &&
-        why.find("Address already in use") == std::string::npos) {
-      break;
+    detail::RedisServerOptions server_options;
+    server_options.dir = dir;
+    server_options.appendonly_always = persistence;
+    server_options.extra_args = options.extra_args;
+    if (options.fake_clock) {
+      // Beside the member's directory, whose contents a restart without persistence deletes.
+      clock.emplace(dir + ".clock");
+      server_options.environment =
+          clock->environment(detail::fake_clock_library(options.fake_clock_library));
     }
+    server = std::make_unique<detail::RedisServer>(server_options);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("redlock::testing: " + name() + " did not start: " + e.what());
   }
-  if (pid < 0) {
-    throw std::runtime_error("redlock::testing: " + name() + " did not start: " + why);
+  if (options.proxies) {
+    fault_proxy = std::make_unique<chaos::FaultProxy>("127.0.0.1", server->port());
   }
-  if (options.proxies) fault_proxy = std::make_unique<chaos::FaultProxy>("127.0.0.1", port);
 }
 
 Member::Impl::~Impl() {
+  // The proxy first: it would otherwise carry connections to a server that is gone.
   fault_proxy.reset();
-  stop();
 }
 
-std::vector<std::string> Member::Impl::command_line() const {
-  std::vector<std::string> args = {
-      binary,  "--bind",    "127.0.0.1",        "--port", std::to_string(port),
-      "--dir", dir,         "--daemonize",      "no",     "--protected-mode",
-      "no",    "--logfile", dir + "/redis.log", "--save", ""};
-  if (persistence) {
-    args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always"});
-  } else {
-    args.insert(args.end(), {"--appendonly", "no"});
-  }
-  args.insert(args.end(), extra_args.begin(), extra_args.end());
-  return args;
-}
-
-bool Member::Impl::start(std::string& why) {
-  // A new process starts from the real clock; started() sets it as it was.
-  if (clock) clock->stopping();
-  pid = detail::spawn(command_line(), dir + "/redis.stdout",
-                      clock ? clock->environment(fake_clock_library) : std::vector<std::string>{});
-  paused = false;
-  const auto deadline = Clock::now() + start_timeout;
-  while (Clock::now() < deadline) {
-    if (detail::exited(pid)) {
-      pid = -1;
-      why = "redis-server exited on port " + std::to_string(port) + "\n" + log_tail(20);
-      return false;
-    }
-    switch (detail::probe(port, pid)) {
-      case detail::Probe::ready:
-        if (clock) clock->started();
-        return true;
-      case detail::Probe::foreign:
-        stop();
-        why = "port " + std::to_string(port) + " is served by another process";
-        return false;
-      case detail::Probe::silent:
-        std::this_thread::sleep_for(5ms);
-        break;
-    }
-  }
-  stop();
-  why = "redis-server did not answer PING within " +
-        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(start_timeout).count()) +
-        " s on port " + std::to_string(port) + "\n" + log_tail(20);
-  return false;
-}
-
-void Member::Impl::restart() {
-  stop();
-  // The port is fixed now; a process that took it meanwhile, or a connection of the old
-  // server in TIME_WAIT, may still let go of it.
-  const auto give_up = Clock::now() + 5s;
-  std::string why;
-  do {
-    if (start(why)) return;
-    if (why.find("Address already in use") == std::string::npos &&
-        why.find("another process") == std::string::npos) {
-      break;
-    }
-    std::this_thread::sleep_for(50ms);
-  } while (Clock::now() < give_up);
-  throw std::runtime_error("redlock::testing: " + name() + " did not restart: " + why);
-}
-
-void Member::Impl::stop() {
-  if (pid > 0) detail::kill_and_reap(pid);
-  pid = -1;
-  paused = false;
-}
-
-bool Member::Impl::alive() {
-  if (pid > 0 && detail::exited(pid)) {
-    pid = -1;
-    paused = false;
-  }
-  return pid > 0;
+bool Member::Impl::answering() const {
+  return server && server->running() && !server->paused();
 }
 
 chaos::FaultProxy& Member::Impl::proxy(const char* verb) {
@@ -229,16 +119,13 @@ std::vector<detail::RedisServer*> Member::Impl::masters() const {
 std::string Member::Impl::log_tail(std::size_t lines) const {
   if (kind != MemberKind::standalone) {
     std::string text;
-    for (const detail::RedisServer* server : data_servers()) text += server->log_tail(lines);
+    for (const detail::RedisServer* each : data_servers()) text += each->log_tail(lines);
     for (std::size_t i = 0; group && i < group->sentinel_count(); ++i) {
       text += group->sentinel(i).log_tail(lines);
     }
     return text;
   }
-  std::string text = tail_of(dir + "/redis.log", lines);
-  const std::string output = tail_of(dir + "/redis.stdout", lines);
-  if (!output.empty()) text += "(stdout/stderr)\n" + output;
-  return text.empty() ? "(no log in " + dir + ")" : "log of " + dir + ":\n" + text;
+  return server->log_tail(lines);
 }
 
 namespace {
@@ -267,12 +154,15 @@ std::int64_t now_ns() {
 // Returns once the server's TIME reads what the member's clock was set to.
 void wait_for_clock(Member::Impl& impl) {
   // A stopped or dead server reads its clock again when it runs.
-  if (!impl.alive() || impl.paused) return;
+  if (!impl.answering()) return;
+  // The library looks at its file at most every 10 ms: a reading taken later is of the
+  // new clock, so calibrate() learns the library's state and not the old one's.
+  std::this_thread::sleep_for(15ms);
   const auto give_up = Clock::now() + 5s;
   std::string last;
   for (;;) {
     const std::int64_t before = now_ns();
-    const detail::Reply time = detail::command_at(impl.port, {"TIME"});
+    const detail::Reply time = impl.server->command({"TIME"});
     const std::int64_t after = now_ns();
     if (time.elements.size() == 2) {
       const std::int64_t reading = std::stoll(time.elements[0].str) * 1'000'000'000 +
@@ -280,6 +170,7 @@ void wait_for_clock(Member::Impl& impl) {
       const std::int64_t slack = impl.clock->tolerance_ns();
       if (reading >= impl.clock->expected(before) - slack &&
           reading <= impl.clock->expected(after) + slack) {
+        impl.clock->calibrate(before + (after - before) / 2, reading);
         return;
       }
       last = "TIME read " + std::to_string((reading - before) / 1'000'000) +
@@ -318,7 +209,7 @@ std::string Member::direct_url() const {
 std::uint16_t Member::port() const {
   if (impl_->group) return impl_->group->named_master_port();
   if (impl_->cluster) return impl_->cluster->server(0).port();
-  return impl_->port;
+  return impl_->server->port();
 }
 std::uint16_t Member::proxy_port() const {
   return impl_->fault_proxy ? impl_->fault_proxy->port() : 0;
@@ -333,17 +224,17 @@ std::string Member::log_tail(std::size_t lines) const {
 pid_t Member::pid() const {
   if (impl_->group) return impl_->group->master().pid();
   if (impl_->cluster) return -1;
-  return impl_->pid;
+  return impl_->server->pid();
 }
 bool Member::running() const {
-  if (impl_->kind == MemberKind::standalone) return impl_->alive();
+  if (impl_->server) return impl_->server->running();
   for (const detail::RedisServer* server : impl_->data_servers()) {
     if (!server->running()) return false;
   }
   return true;
 }
 bool Member::paused() const {
-  if (impl_->kind == MemberKind::standalone) return impl_->alive() && impl_->paused;
+  if (impl_->server) return impl_->server->running() && impl_->server->paused();
   for (const detail::RedisServer* server : impl_->data_servers()) {
     if (server->running() && server->paused()) return true;
   }
@@ -360,12 +251,7 @@ void Member::pause() {
     }
     return;
   }
-  if (!impl_->alive() || impl_->paused) return;
-  if (detail::stop(impl_->pid)) {
-    impl_->paused = true;
-  } else {
-    impl_->pid = -1;  // it died meanwhile, and stop() reaped it
-  }
+  impl_->server->pause();
 }
 
 void Member::resume() {
@@ -374,9 +260,7 @@ void Member::resume() {
     impl_->paused_servers.clear();
     return;
   }
-  if (!impl_->alive() || !impl_->paused) return;
-  impl_->paused = false;
-  if (!detail::resume(impl_->pid)) impl_->pid = -1;
+  impl_->server->resume();
 }
 
 void Member::kill() {
@@ -387,7 +271,7 @@ void Member::kill() {
     }
     return;
   }
-  impl_->stop();
+  impl_->server->kill9();
 }
 
 void Member::restart(RestartOptions options) {
@@ -397,32 +281,35 @@ void Member::restart(RestartOptions options) {
                                 " needs a fleet made with FleetOptions::persistence: without an "
                                 "append-only file there is no data to keep");
   }
-  if (impl_->kind != MemberKind::standalone) {
-    std::vector<detail::RedisServer*> down;
+  std::vector<detail::RedisServer*> down;
+  if (impl_->server) {
+    down.push_back(impl_->server.get());
+  } else {
     for (detail::RedisServer* server : impl_->data_servers()) {
       if (!server->running()) down.push_back(server);
     }
     if (down.empty()) down = impl_->masters();
-    for (detail::RedisServer* server : down) {
-      server->kill9();
-      std::erase(impl_->paused_servers, server);
-      if (!options.persistence) delete_data(server->dir());
-      try {
-        server->restart();
-      } catch (const std::exception& e) {
-        throw std::runtime_error("redlock::testing: " + impl_->name() +
-                                 " did not restart: " + e.what());
-      }
-    }
-    // A master that comes back must be heard of by the others before they serve its
-    // slots again.
-    if (impl_->cluster) impl_->cluster->wait_consistent();
-    return;
   }
-  impl_->stop();
-  if (!options.persistence) delete_data(impl_->dir);
-  impl_->restart();
-  if (impl_->clock && !impl_->clock->real()) wait_for_clock(*impl_);
+  // A new process reads the real clock until the file is there again.
+  if (impl_->clock) impl_->clock->stopping();
+  for (detail::RedisServer* server : down) {
+    server->kill9();
+    std::erase(impl_->paused_servers, server);
+    if (!options.persistence) delete_data(server->dir());
+    try {
+      server->restart();
+    } catch (const std::exception& e) {
+      throw std::runtime_error("redlock::testing: " + impl_->name() +
+                               " did not restart: " + e.what());
+    }
+  }
+  if (impl_->clock) {
+    impl_->clock->started();
+    if (!impl_->clock->real()) wait_for_clock(*impl_);
+  }
+  // A master that comes back must be heard of by the others before they serve its
+  // slots again.
+  if (impl_->cluster) impl_->cluster->wait_consistent();
 }
 
 void Member::fail_over() {

@@ -1,12 +1,9 @@
 #pragma once
 // The state behind a Member, shared by member.cpp (the verbs) and fleet.cpp (which
-// makes members). A standalone member is a process of its own here (and a proxy); a
-// Sentinel group or a cluster is the class the project's tests use for them.
-
-#include <sys/types.h>
+// makes members): the server, group or cluster classes the project's tests use too, and
+// a standalone member's proxy and clock.
 
 #include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,16 +24,11 @@ struct Member::Impl {
   /// Starts the member in `dir` (created here): a standalone server on a free port and
   /// its proxy when the fleet has them, or a Sentinel group or cluster. Throws
   /// std::runtime_error naming the member, with the log's tail.
-  Impl(std::size_t index, std::string dir, std::string binary, const FleetOptions& options,
-       const MemberSpec& spec);
+  Impl(std::size_t index, std::string dir, const FleetOptions& options, const MemberSpec& spec);
   ~Impl();
 
-  /// Starts the standalone server on port_ again; the port may take a moment to be free.
-  void restart();
-  /// Kills and reaps the standalone server, if it runs.
-  void stop();
-  /// Whether the standalone process lives (reaping it when it died on its own).
-  bool alive();
+  /// Whether the standalone server lives and is not paused: what answers a command.
+  bool answering() const;
   /// The proxy, or std::logic_error naming `verb` and why the member has none.
   chaos::FaultProxy& proxy(const char* verb);
   std::string log_tail(std::size_t lines) const;
@@ -51,12 +43,10 @@ struct Member::Impl {
   std::size_t index;
   MemberKind kind;
   std::string dir;
-  std::string binary;
   bool persistence;
-  std::vector<std::string> extra_args;
-  std::uint16_t port = 0;
-  pid_t pid = -1;
-  bool paused = false;
+
+  /// A standalone member's server, and its proxy when the fleet has them.
+  std::unique_ptr<detail::RedisServer> server;
   std::unique_ptr<chaos::FaultProxy> fault_proxy;
   /// With FleetOptions::fake_clock: the library, and the clock it follows.
   std::string fake_clock_library;
@@ -66,11 +56,6 @@ struct Member::Impl {
   std::unique_ptr<detail::ShardedCluster> cluster;
   /// What pause() stopped in a group or a cluster, for resume().
   std::vector<detail::RedisServer*> paused_servers;
-
- private:
-  std::vector<std::string> command_line() const;
-  /// Spawns on port_ and waits until it answers; false (reaped, `why` said) when not.
-  bool start(std::string& why);
 };
 
 }  // namespace redlock::testing

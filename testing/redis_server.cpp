@@ -359,7 +359,7 @@ std::vector<std::string> RedisServer::command_line() const {
 }
 
 void RedisServer::spawn() {
-  pid_ = detail::spawn(command_line(), dir_ + "/redis.stdout");
+  pid_ = detail::spawn(command_line(), dir_ + "/redis.stdout", options_.environment);
   exited_ = false;
   paused_ = false;
 }

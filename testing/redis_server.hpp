@@ -67,6 +67,8 @@ struct RedisServerOptions {
   std::string password;
   /// Appended to the redis-server command line, e.g. {"--maxmemory", "1mb"}.
   std::vector<std::string> extra_args;
+  /// Added to the server's environment ("NAME=value"), e.g. a preload.
+  std::vector<std::string> environment;
   /// Also listen on a unix socket in the server's directory (see unix_path()).
   bool unix_socket = false;
   /// Serve TLS on port(), with the certificates of test_certificates(); url() becomes

@@ -14,6 +14,7 @@ namespace redlock::testing {
 
 /// What one member of a Fleet is made of.
 struct MemberSpec {
+  /// What it is (MemberKind has what each kind starts).
   MemberKind kind = MemberKind::standalone;
   /// MemberKind::sentinel: the master's replicas. MemberKind::cluster: each shard's
   /// replicas (0: no fail_over()). Ignored for a standalone member.
@@ -46,7 +47,7 @@ struct FleetOptions {
   /// Member::set_clock() can move their wall clock. Off: set_clock() throws.
   bool fake_clock = false;
   /// The fake clock library; empty: $REDLOCK_FAKECLOCK when set, else the one installed
-  /// with the kit (<libdir>/redlock/libredlock_fakeclock.so).
+  /// with the kit (LIBDIR/redlock/libredlock_fakeclock.so of its install prefix).
   std::string fake_clock_library{};
   /// Appended to every data server's command line, e.g. {"--maxmemory", "10mb"}.
   std::vector<std::string> extra_args{};
@@ -57,7 +58,9 @@ struct FleetOptions {
 /// (a standalone master answers PING, a Sentinel group's sentinels know every replica, a
 /// cluster's servers agree on every slot); the destructor kills every process and removes
 /// the directory, also when a test throws. A missing redis-server (or redis-cli, for a
-/// cluster) is an exception (see redis_binary.hpp), never a skip.
+/// cluster) is an exception (see redis_binary.hpp), never a skip. The fleet talks to its
+/// servers itself, and sets SIGPIPE to be ignored in the process so that a write to a
+/// server that died is an error rather than the end of the test.
 ///
 /// The servers die with the thread that started them (PR_SET_PDEATHSIG), so that a test
 /// that crashes leaves none behind: make the fleet, and restart members, on a thread that
