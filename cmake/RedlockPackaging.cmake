@@ -61,7 +61,7 @@ endif()
 
 if(TARGET redlock_testing)
   list(APPEND _redlock_packages
-    "libredlock-testing-dev|testing_development|libdevel|distributed locks over Redis masters - fault kit for tests|This package holds redlock::testing, a static library with its headers, CMake\ncomponent and pkg-config file: it starts real redis-server processes for a\nprogram's tests (standalone masters, Sentinel groups, Redis Clusters) and pauses,\nkills, restarts, fails over, cuts off, slows down or sets the clock of each one.")
+    "libredlock-testing-dev|testing_development|libdevel|distributed locks over Redis masters - fault kit for tests|This package holds redlock::testing, a static library with its headers, CMake\ncomponent and pkg-config file: it starts real redis-server processes for a\nprogram's tests (standalone masters, Sentinel groups, Redis Clusters) and\npauses, kills, restarts, fails over, cuts off, slows down or sets the clock\nof each one.")
 endif()
 
 # Every package carries the machine-readable copyright and a Debian changelog in its

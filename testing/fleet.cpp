@@ -17,7 +17,8 @@ struct Fleet::Impl {
 };
 
 Fleet::Fleet(FleetOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
-  // Before any directory exists: a missing binary is the one error worth a clear word.
+  // Once, up front: a missing redis-server is then said plainly, not as member 0's
+  // failure to start.
   redis_server_binary();
   std::vector<MemberSpec> specs = impl_->options.members;
   if (specs.empty()) specs.resize(impl_->options.masters);
