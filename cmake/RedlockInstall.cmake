@@ -58,6 +58,9 @@ if(TARGET redlock_testing)
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/redlock COMPONENT testing_development)
   install(EXPORT redlockTestingTargets NAMESPACE redlock:: DESTINATION ${_redlock_cmake_dir}
           COMPONENT testing_development)
+  # Preloaded into redis-server, never linked: where the kit looks for it by default.
+  install(TARGETS redlock_fakeclock
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/redlock COMPONENT testing_development)
 endif()
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/redlockConfig.cmake.in

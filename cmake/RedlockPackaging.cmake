@@ -61,7 +61,7 @@ endif()
 
 if(TARGET redlock_testing)
   list(APPEND _redlock_packages
-    "libredlock-testing-dev|testing_development|libdevel|distributed locks over Redis masters - fault kit for tests|This package holds redlock::testing, a static library with its headers, CMake\ncomponent and pkg-config file: it starts real redis-server processes for a\nprogram's tests and pauses, kills, restarts, cuts off or slows down each one.")
+    "libredlock-testing-dev|testing_development|libdevel|distributed locks over Redis masters - fault kit for tests|This package holds redlock::testing, a static library with its headers, CMake\ncomponent and pkg-config file: it starts real redis-server processes for a\nprogram's tests (standalone masters, Sentinel groups, Redis Clusters) and\npauses, kills, restarts, fails over, cuts off, slows down or sets the clock\nof each one.")
 endif()
 
 # Every package carries the machine-readable copyright and a Debian changelog in its
@@ -134,9 +134,10 @@ set(CPACK_COMPONENT_TOOL_DEPENDS library)
 set(CPACK_COMPONENT_PROMETHEUS_LIBRARY_DEPENDS library)
 set(CPACK_COMPONENT_PROMETHEUS_DEVELOPMENT_DEPENDS development prometheus_library)
 set(CPACK_DEBIAN_PROMETHEUS_DEVELOPMENT_PACKAGE_DEPENDS "prometheus-cpp-dev")
-# The kit is an archive that links libuv, and runs redis-server; it needs no libredlock
-# (its users add libredlock-dev for the client they test).
-set(CPACK_DEBIAN_TESTING_DEVELOPMENT_PACKAGE_DEPENDS "libuv1-dev")
-set(CPACK_DEBIAN_TESTING_DEVELOPMENT_PACKAGE_RECOMMENDS "redis-server, libredlock-dev")
+# The kit is an archive that links libuv and hiredis, and runs redis-server (redis-cli for
+# cluster members); it needs no libredlock (its users add libredlock-dev for the client they
+# test).
+set(CPACK_DEBIAN_TESTING_DEVELOPMENT_PACKAGE_DEPENDS "libuv1-dev, libhiredis-dev")
+set(CPACK_DEBIAN_TESTING_DEVELOPMENT_PACKAGE_RECOMMENDS "redis-server, redis-tools, libredlock-dev")
 
 include(CPack)

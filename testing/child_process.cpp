@@ -10,13 +10,26 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 namespace redlock::testing::detail {
 
-pid_t spawn(const std::vector<std::string>& args, const std::string& output) {
+pid_t spawn(const std::vector<std::string>& args, const std::string& output,
+            const std::vector<std::string>& environment) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // Made before fork: the child may not allocate.
+  std::vector<char*> envp;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const auto name = text.substr(0, text.find('=') + 1);
+    bool replaced = false;
+    for (const auto& e : environment) replaced = replaced || e.starts_with(name);
+    if (!replaced) envp.push_back(*entry);
+  }
+  for (const auto& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   const pid_t parent = ::getpid();
 
   // Between fork and exec only async-signal-safe calls: the test process has threads
@@ -40,7 +53,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& output) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(argv[0], argv.data());
+    ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   return pid;

@@ -11,8 +11,11 @@ namespace redlock::testing::detail {
 
 /// Forks and execs `argv` (argv[0] a path) with stdout and stderr appended to `output`,
 /// no inherited descriptor beyond them, default signal dispositions, and SIGKILL when the
-/// calling thread exits. Returns the pid. Throws std::runtime_error when fork fails.
-pid_t spawn(const std::vector<std::string>& argv, const std::string& output);
+/// calling thread exits. `environment` ("NAME=value") is added to the process's own
+/// environment, replacing a variable of the same name. Returns the pid. Throws
+/// std::runtime_error when fork fails.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& output,
+            const std::vector<std::string>& environment = {});
 
 /// Whether `pid` has exited; reaps it when it has. Never blocks.
 bool exited(pid_t pid);

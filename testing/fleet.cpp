@@ -17,11 +17,15 @@ struct Fleet::Impl {
 };
 
 Fleet::Fleet(FleetOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
-  const std::string binary = redis_server_binary();
-  impl_->members.reserve(impl_->options.masters);
-  for (std::size_t i = 0; i < impl_->options.masters; ++i) {
+  // Once, up front: a missing redis-server is then said plainly, not as member 0's
+  // failure to start.
+  redis_server_binary();
+  std::vector<MemberSpec> specs = impl_->options.members;
+  if (specs.empty()) specs.resize(impl_->options.masters);
+  impl_->members.reserve(specs.size());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
     auto member = std::make_unique<Member::Impl>(
-        i, impl_->dir.path() + "/member-" + std::to_string(i), binary, impl_->options);
+        i, impl_->dir.path() + "/member-" + std::to_string(i), impl_->options, specs[i]);
     impl_->members.push_back(std::make_unique<Member>(std::move(member)));
   }
 }
@@ -50,6 +54,9 @@ void Fleet::heal_all() {
     if (member->paused()) member->resume();
     if (!member->running()) member->restart({.persistence = impl_->options.persistence});
     if (member->proxy_port() != 0) member->heal();
+    if (impl_->options.fake_clock && member->kind() == MemberKind::standalone) {
+      member->set_clock(std::chrono::milliseconds(0));
+    }
   }
 }
 

@@ -1,11 +1,7 @@
 #pragma once
-// What the fleet asks of the loopback interface: a free port for a new member, and
-// whether a member's port is served, and by whom.
-
-#include <sys/types.h>
+// What a new server asks of the loopback interface: a free port.
 
 #include <cstdint>
-#include <string>
 
 namespace redlock::testing::detail {
 
@@ -13,14 +9,5 @@ namespace redlock::testing::detail {
 /// it, so another process may take it in between: the caller sees that (the server exits,
 /// or another pid answers) and tries another. Throws std::runtime_error.
 std::uint16_t free_port();
-
-/// What a probe of 127.0.0.1:`port` found.
-enum class Probe {
-  silent,   ///< refused, timed out, or not yet ready (loading its data)
-  ready,    ///< the server with process id `pid` answered PING
-  foreign,  ///< a server with another process id answers there
-};
-/// One INFO server and PING, with a 2 s timeout, over plain RESP.
-Probe probe(std::uint16_t port, pid_t pid);
 
 }  // namespace redlock::testing::detail

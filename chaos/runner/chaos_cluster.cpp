@@ -1,7 +1,5 @@
 #include "runner/chaos_cluster.hpp"
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,22 +10,6 @@
 
 namespace redlock::chaos {
 namespace {
-
-// redis-server inherits the environment at exec; only these two variables are set, and
-// only around the start of a fake-clock node, so no other child ever sees them.
-class FakeClockEnvironment {
- public:
-  FakeClockEnvironment(const std::string& library, const std::string& control_file) {
-    ::setenv("LD_PRELOAD", library.c_str(), 1);
-    ::setenv("REDLOCK_FAKECLOCK_FILE", control_file.c_str(), 1);
-  }
-  ~FakeClockEnvironment() {
-    ::unsetenv("LD_PRELOAD");
-    ::unsetenv("REDLOCK_FAKECLOCK_FILE");
-  }
-  FakeClockEnvironment(const FakeClockEnvironment&) = delete;
-  FakeClockEnvironment& operator=(const FakeClockEnvironment&) = delete;
-};
 
 bool contains(const std::vector<std::size_t>& list, std::size_t node) {
   return std::find(list.begin(), list.end(), node) != list.end();
@@ -221,8 +203,11 @@ MemberKind ChaosCluster::kind(std::size_t node) const {
 std::unique_ptr<test::RedisServer> ChaosCluster::start(std::size_t node,
                                                        const test::RedisServerOptions& options) {
   if (!has_fake_clock(node)) return std::make_unique<test::RedisServer>(options);
-  FakeClockEnvironment environment(fake_clock_library_, clock_file(node));
-  return std::make_unique<test::RedisServer>(options);
+  // The server's own environment, kept for its restarts; no other child sees it.
+  test::RedisServerOptions preloaded = options;
+  preloaded.environment = {"LD_PRELOAD=" + fake_clock_library_,
+                           "REDLOCK_FAKECLOCK_FILE=" + clock_file(node)};
+  return std::make_unique<test::RedisServer>(preloaded);
 }
 
 void ChaosCluster::kill9(std::size_t node) {
@@ -230,11 +215,6 @@ void ChaosCluster::kill9(std::size_t node) {
 }
 
 void ChaosCluster::restart(std::size_t node) {
-  if (!has_fake_clock(node)) {
-    standalone(node).restart();
-    return;
-  }
-  FakeClockEnvironment environment(fake_clock_library_, clock_file(node));
   standalone(node).restart();
 }
 

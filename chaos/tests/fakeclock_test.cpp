@@ -145,20 +145,10 @@ TEST(FakeClock, RealTimeWithoutAValidFile) {
 
 // redis-server started with the library preloaded, reading `control`.
 std::unique_ptr<redlock::test::RedisServer> fake_clock_server(const ControlFile& control) {
-  // Only the child reads these (at exec); the test process itself is already loaded.
-  ::setenv("LD_PRELOAD", REDLOCK_FAKECLOCK_LIBRARY, 1);
-  ::setenv("REDLOCK_FAKECLOCK_FILE", control.path().c_str(), 1);
-  std::unique_ptr<redlock::test::RedisServer> server;
-  try {
-    server = std::make_unique<redlock::test::RedisServer>();
-  } catch (...) {
-    ::unsetenv("LD_PRELOAD");
-    ::unsetenv("REDLOCK_FAKECLOCK_FILE");
-    throw;
-  }
-  ::unsetenv("LD_PRELOAD");
-  ::unsetenv("REDLOCK_FAKECLOCK_FILE");
-  return server;
+  redlock::test::RedisServerOptions options;
+  options.environment = {std::string("LD_PRELOAD=") + REDLOCK_FAKECLOCK_LIBRARY,
+                         "REDLOCK_FAKECLOCK_FILE=" + control.path()};
+  return std::make_unique<redlock::test::RedisServer>(options);
 }
 
 TEST(FakeClock, RedisForgetsAKeyWhenItsClockJumps) {

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -23,6 +24,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <redlock/testing/eventually.hpp>
 
 #include "cli/cli_process.hpp"
 #include "support/redis_server.hpp"
@@ -115,15 +118,10 @@ class CliTest : public ::testing::Test {
     return text.str();
   }
 
-  /// Polls `done` every 5 ms for at most `timeout`.
-  template <typename Predicate>
-  static bool eventually(Predicate done, milliseconds timeout = 10s) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(5ms);
-    }
-    return true;
+  /// The kit's eventually(), polling every 5 ms for at most `timeout`: a CLI process
+  /// takes a while to start.
+  static bool eventually(const std::function<bool()>& done, milliseconds timeout = 10s) {
+    return redlock::testing::eventually(done, timeout, 5ms);
   }
 
   bool exists(const std::string& name) const { return std::filesystem::exists(path(name)); }

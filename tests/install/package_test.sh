@@ -82,10 +82,10 @@ if [[ -f $prom_dev_deb ]]; then
   check "the Prometheus library depends on libredlock and prometheus-cpp's library" \
     bash -c "[[ '$(field "$prom_lib_deb" Depends)' == *libredlock${soversion}*libprometheus-cpp-core* ]]"
 fi
-check "the kit's package depends on libuv1-dev (its archive links libuv) and recommends redis-server" \
-  bash -c "[[ '$(field "$testing_deb" Depends)' == libuv1-dev && '$(field "$testing_deb" Recommends)' == *redis-server* ]]"
-check "the kit's package holds its archive, headers, CMake component and .pc, and no other header" \
-  bash -c "c=\$(dpkg-deb -c '$testing_deb'); [[ \$c == *./usr/include/redlock/testing.hpp* && \$c == *./usr/include/redlock/testing/fleet.hpp* && \$c == */libredlock-testing.a* && \$c == *redlockTestingTargets.cmake* && \$c == */pkgconfig/redlock-testing.pc* && \$c != *redlock/redlock.hpp* ]]"
+check "the kit's package depends on libuv1-dev and libhiredis-dev (its archive links both) and recommends redis-server" \
+  bash -c "[[ '$(field "$testing_deb" Depends)' == *libuv1-dev* && '$(field "$testing_deb" Depends)' == *libhiredis-dev* && '$(field "$testing_deb" Recommends)' == *redis-server* ]]"
+check "the kit's package holds its archive, headers, CMake component, .pc and fake clock, and no other header" \
+  bash -c "c=\$(dpkg-deb -c '$testing_deb'); [[ \$c == *./usr/include/redlock/testing.hpp* && \$c == *./usr/include/redlock/testing/fleet.hpp* && \$c == */libredlock-testing.a* && \$c == *redlockTestingTargets.cmake* && \$c == */pkgconfig/redlock-testing.pc* && \$c == */redlock/libredlock_fakeclock.so* && \$c != *redlock/redlock.hpp* ]]"
 check "the -dev package does not hold the kit's headers" \
   bash -c "! dpkg-deb -c '$dev_deb' | grep -q 'include/redlock/testing'"
 check "the tool depends on the library" \
@@ -145,15 +145,20 @@ check "the pkg-config-built program locks on five nodes" "$work/pkg-config-app"
 
 step "a test program built with find_package(redlock COMPONENTS testing)"
 mkdir -p "$work/kit-example"
-"$cmake" -DINPUT="$src/docs/testing-kit.md" -DOUTPUT_DIR="$work/kit-example" -DEXPECTED=1 \
+"$cmake" -DINPUT="$src/docs/testing-kit.md" -DOUTPUT_DIR="$work/kit-example" -DEXPECTED=2 \
   -P "$src/tests/docs/extract_cpp_blocks.cmake"
 "$cmake" -S "$src/tests/install/testing_consumer" -B "$work/kit-consumer" -G "$generator" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$root/usr" -DEXPECTED_PREFIX="$root/usr" \
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF \
-  -DREDLOCK_VERSION="$version" -DEXAMPLE="$work/kit-example/block_1.cpp" >"$work/kit-consumer.log"
+  -DREDLOCK_VERSION="$version" -DEXAMPLE="$work/kit-example/block_1.cpp" \
+  -DFAULTS_EXAMPLE="$work/kit-example/block_2.cpp" >"$work/kit-consumer.log"
 "$cmake" --build "$work/kit-consumer" >>"$work/kit-consumer.log"
 check "the kit's example locks through pauses, kills, restarts and cuts of its own fleet" \
   "$work/kit-consumer/kit_example"
+# Unpacked under a scratch root, not /usr where the package puts its fake clock.
+check "the kit's second example injects every fault into a fleet of three kinds" \
+  env REDLOCK_FAKECLOCK="$root/$libdir/redlock/libredlock_fakeclock.so" \
+  "$work/kit-consumer/kit_faults_example"
 
 step "the packaged redlock tool"
 check "redlock run holds the lock while its command runs" \

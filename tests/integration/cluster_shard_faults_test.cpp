@@ -20,6 +20,7 @@
 
 #include <redlock/observer.hpp>
 #include <redlock/redlock.hpp>
+#include <redlock/testing/eventually.hpp>
 
 #include "support/redis_server.hpp"
 #include "support/sharded_cluster.hpp"
@@ -202,8 +203,7 @@ TEST(ClusterShardFaults, AWaitersSubscriptionFollowsAShardFailover) {
     return reply.elements.size() == 2 ? reply.elements[1].integer : -1;
   };
   auto within_5s = [](const std::function<bool()>& done) {
-    for (int tries = 0; tries < 500 && !done(); ++tries) std::this_thread::sleep_for(10ms);
-    return done();
+    return redlock::testing::eventually(done, 5s, 10ms);
   };
   ASSERT_TRUE(within_5s([&] { return seen->attempts > 0 && subscribers(old_master) == 1; }));
 

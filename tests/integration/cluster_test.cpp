@@ -22,6 +22,7 @@
 
 #include <redlock/observer.hpp>
 #include <redlock/redlock.hpp>
+#include <redlock/testing/eventually.hpp>
 
 #include "support/redis_server.hpp"
 #include "support/sharded_cluster.hpp"
@@ -426,14 +427,8 @@ class WaitRecorder final : public Observer {
   std::vector<WakeCause> wakes_;
 };
 
-// Waits up to 5 s for `done`; polls, since what it reads is another process's state.
-bool eventually(const std::function<bool()>& done) {
-  for (int tries = 0; tries < 500; ++tries) {
-    if (done()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return done();
-}
+// Waits up to 5 s for what another process's state says; polls every 10 ms.
+using redlock::testing::eventually;
 
 // Subscribers of the shard channel `channel` on `server` (PUBSUB SHARDNUMSUB).
 long long shard_subscribers(test::RedisServer& server, const std::string& channel) {

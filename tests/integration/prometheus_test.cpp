@@ -14,6 +14,7 @@
 
 #include <redlock/prometheus.hpp>
 #include <redlock/redlock.hpp>
+#include <redlock/testing/eventually.hpp>
 
 #include "support/lock_nodes_fixture.hpp"
 #include "support/sharded_cluster.hpp"
@@ -36,12 +37,7 @@ class PrometheusTest : public test::LockNodesTest {
   /// Polls until the value of `series` satisfies `holds`, for at most 5 s.
   template <typename Predicate>
   bool eventually_that(const std::string& series, Predicate holds) {
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (!holds(value(series))) {
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(5ms);
-    }
-    return true;
+    return redlock::testing::eventually([&] { return holds(value(series)); }, 5s, 5ms);
   }
   /// Polls until `series` has `expected`, for at most 5 s.
   bool eventually(const std::string& series, double expected) {

@@ -1,5 +1,5 @@
 // redlock::testing, the installed fault kit: each verb's effect as a plain Redis client
-// sees it, through the proxy and past it, and the fleet's clean-up.
+// sees it, through the proxy and past it, on each kind of member, and the fleet's clean-up.
 
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <redlock/testing.hpp>
 
@@ -152,6 +153,103 @@ TEST(TestingKit, AMissingServerIsAClearError) {
   } else {
     ::unsetenv("REDLOCK_REDIS_SERVER");
   }
+}
+
+// TIME of the server on `port`, in ms since the epoch, less the real time now.
+long long clock_ahead_ms(std::uint16_t port) {
+  redisContext* context = redisConnectWithTimeout("127.0.0.1", port, timeval{1, 0});
+  if (context == nullptr || context->err) {
+    if (context) redisFree(context);
+    return -1'000'000'000;
+  }
+  auto* reply = static_cast<redisReply*>(redisCommand(context, "TIME"));
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  long long ahead = -1'000'000'000;
+  if (reply && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2) {
+    ahead =
+        std::stoll(reply->element[0]->str) * 1000 + std::stoll(reply->element[1]->str) / 1000 - now;
+  }
+  if (reply) freeReplyObject(reply);
+  redisFree(context);
+  return ahead;
+}
+
+TEST(TestingKit, SetClockMovesTimeUntilSetBackAndSurvivesARestart) {
+  Fleet fleet({.masters = 2, .fake_clock = true});
+  fleet[0].set_clock(1h);
+  EXPECT_NEAR(clock_ahead_ms(fleet[0].port()), 3'600'000, 2'000);
+  EXPECT_NEAR(clock_ahead_ms(fleet[1].port()), 0, 2'000);
+  fleet[0].restart();
+  EXPECT_NEAR(clock_ahead_ms(fleet[0].port()), 3'600'000, 2'000);
+  // A rate runs the clock on from its reading; 0 ms is the real time again afterwards.
+  fleet[0].set_clock(0ms, 50.0);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_GE(clock_ahead_ms(fleet[0].port()), 2'000);
+  fleet[0].set_clock(0ms);
+  EXPECT_NEAR(clock_ahead_ms(fleet[0].port()), 0, 2'000);
+  EXPECT_THROW(fleet[0].set_clock(0ms, 0.0), std::invalid_argument);
+  fleet[1].set_clock(-30s);
+  fleet.heal_all();
+  EXPECT_NEAR(clock_ahead_ms(fleet[1].port()), 0, 2'000);
+}
+
+TEST(TestingKit, VerbsAMemberCannotDoAreLogicErrorsNamingIt) {
+  Fleet fleet({.masters = 1});
+  EXPECT_EQ(fleet[0].kind(), MemberKind::standalone);
+  try {
+    fleet[0].fail_over();
+    ADD_FAILURE() << "a standalone member failed over";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("member 0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(fleet[0].set_clock(1s), std::logic_error);  // no FleetOptions::fake_clock
+}
+
+TEST(TestingKit, ASentinelMemberFailsOverAndItsMasterIsPausedAndKilled) {
+  Fleet fleet({.members = {{.kind = MemberKind::sentinel, .replicas = 1, .down_after = 5s}}});
+  Member& group = fleet[0];
+  EXPECT_EQ(group.kind(), MemberKind::sentinel);
+  EXPECT_EQ(group.url().rfind("redis-sentinel://127.0.0.1:", 0), 0u) << group.url();
+  EXPECT_EQ(group.url().substr(group.url().size() - 8), "/redlock");
+  EXPECT_EQ(group.proxy_port(), 0);
+  EXPECT_THROW(group.cut(), std::logic_error);
+  EXPECT_THROW(group.slow(1ms), std::logic_error);
+  EXPECT_THROW(group.set_clock(1s), std::logic_error);
+
+  const std::uint16_t before = group.port();
+  EXPECT_EQ(ask(before, "SET k v"), "OK");
+  group.fail_over();
+  const std::uint16_t after = group.port();
+  EXPECT_NE(after, before);
+  EXPECT_EQ(ask(after, "SET k w"), "OK");  // the new master accepts writes
+
+  group.pause();
+  EXPECT_TRUE(group.paused());
+  EXPECT_EQ(ask(after, "PING", 200ms), std::nullopt);
+  group.resume();
+  EXPECT_EQ(ask(after, "PING"), "PONG");
+
+  group.kill();
+  EXPECT_FALSE(group.running());
+  group.restart();
+  EXPECT_TRUE(group.running());
+}
+
+TEST(TestingKit, AClusterMemberFailsOverEveryShardAndGoesDownAsAWhole) {
+  Fleet fleet({.members = {{.kind = MemberKind::cluster, .replicas = 1, .shards = 3}}});
+  Member& cluster = fleet[0];
+  EXPECT_EQ(cluster.kind(), MemberKind::cluster);
+  EXPECT_EQ(cluster.url().rfind("redis-cluster://127.0.0.1:", 0), 0u) << cluster.url();
+  EXPECT_EQ(cluster.pid(), -1);
+  EXPECT_THROW(cluster.reset_connections(), std::logic_error);
+  cluster.fail_over();
+  cluster.kill();
+  EXPECT_FALSE(cluster.running());
+  cluster.restart();
+  EXPECT_TRUE(cluster.running());
+  EXPECT_EQ(ask(cluster.port(), "CLUSTER INFO").value_or("").find("cluster_state:ok"), 0u);
 }
 
 TEST(TestingKit, EventuallyPollsUntilTrueOrTimeout) {

@@ -14,6 +14,7 @@
 
 #include <redlock/client.hpp>
 #include <redlock/options.hpp>
+#include <redlock/testing/eventually.hpp>
 
 #include "support/redis_server.hpp"
 
@@ -63,12 +64,7 @@ class LockNodesTest : public ::testing::Test {
   /// (and their writes) may still be on their way on a loaded machine.
   static bool eventually(const std::function<bool()>& check,
                          std::chrono::milliseconds limit = std::chrono::seconds(2)) {
-    const auto until = std::chrono::steady_clock::now() + limit;
-    while (!check()) {
-      if (std::chrono::steady_clock::now() >= until) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return true;
+    return redlock::testing::eventually(check, limit, std::chrono::milliseconds(5));
   }
 
   /// Calls of the given commands (as INFO commandstats names them, e.g. "evalsha")

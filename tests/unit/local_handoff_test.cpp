@@ -7,12 +7,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include <redlock/redlock.hpp>
+#include <redlock/testing/eventually.hpp>
 
 #include "client/api/client_access.hpp"
 #include "client/engine/engine.hpp"
@@ -24,14 +26,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-template <typename Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds limit = 5s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!predicate()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
+// The kit's, polling every millisecond: the scripted nodes answer within microseconds.
+bool eventually(const std::function<bool()>& predicate, std::chrono::milliseconds limit = 5s) {
+  return redlock::testing::eventually(predicate, limit, 1ms);
 }
 
 TEST(LocalHandoff, WaiterOfTheReleasingClientIsSentItsAcquireBehindTheRelease) {

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <thread>
 
-namespace redlock::test {
+namespace redlock::testing::detail {
 
 namespace {
 
@@ -46,17 +46,23 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
   // Every data server may become the master; none makes its replicas wait the default
   // five seconds for a diskless full sync.
   RedisServerOptions data;
+  data.appendonly_always = options_.persistence;
   data.extra_args = {"--repl-diskless-sync-delay", "0"};
   data.tls_only = options_.tls;
   if (options_.tls) data.extra_args.insert(data.extra_args.end(), {"--tls-replication", "yes"});
   data.extra_args.insert(data.extra_args.end(), options_.server_args.begin(),
                          options_.server_args.end());
-  servers_.push_back(std::make_unique<RedisServer>(data));
+  auto in = [&](RedisServerOptions server, const std::string& name) {
+    if (!options_.dir.empty()) server.dir = options_.dir + "/" + name;
+    return server;
+  };
+  servers_.push_back(std::make_unique<RedisServer>(in(data, "server-0")));
   const std::string master_port = std::to_string(servers_[0]->port());
   for (std::size_t i = 0; i < options_.replicas; ++i) {
     RedisServerOptions replica = data;
     replica.extra_args.insert(replica.extra_args.end(), {"--replicaof", "127.0.0.1", master_port});
-    servers_.push_back(std::make_unique<RedisServer>(replica));
+    servers_.push_back(
+        std::make_unique<RedisServer>(in(replica, "server-" + std::to_string(i + 1))));
   }
   wait_replicas_online();
   for (std::size_t i = 0; i < options_.sentinels; ++i) {
@@ -67,7 +73,8 @@ SentinelGroup::SentinelGroup(SentinelGroupOptions options) : options_(std::move(
     if (options_.tls) sentinel.extra_args = {"--tls-replication", "yes"};
     sentinel.extra_args.insert(sentinel.extra_args.end(), options_.sentinel_args.begin(),
                                options_.sentinel_args.end());
-    sentinels_.push_back(std::make_unique<RedisServer>(sentinel));
+    sentinels_.push_back(
+        std::make_unique<RedisServer>(in(sentinel, "sentinel-" + std::to_string(i))));
   }
   wait_sentinels_ready();
 }
@@ -196,4 +203,4 @@ std::uint16_t SentinelGroup::wait_for_new_master(std::uint16_t before, Until unt
                            " did not complete: " + sentinels_.at(0)->log_tail());
 }
 
-}  // namespace redlock::test
+}  // namespace redlock::testing::detail

@@ -26,10 +26,10 @@
 
 #include <redlock/testing/redis_binary.hpp>
 
-#include "testing/child_process.hpp"
-#include "testing/loopback.hpp"
+#include "child_process.hpp"
+#include "loopback.hpp"
 
-namespace redlock::test {
+namespace redlock::testing::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -41,13 +41,6 @@ constexpr int max_port_attempts = 10;
 
 std::string errno_text(int error) {
   return std::strerror(error);
-}
-
-// The kit's: a port released before redis-server binds it, so another process may take
-// it in between. The caller detects that (the server exits, or a different process
-// answers) and tries again with another port.
-std::uint16_t free_port() {
-  return redlock::testing::detail::free_port();
 }
 
 // unix socket paths are limited to 108 bytes, so a long $TMPDIR is not used.
@@ -274,37 +267,6 @@ bool Reply::is_status(const std::string& text) const {
   return type == REDIS_REPLY_STATUS && str == text;
 }
 
-namespace {
-
-// $<variable> when set, else `name` found on PATH; `package` names what installs it.
-std::string test_binary(const char* variable, const char* name, const char* package) {
-  if (const char* env = std::getenv(variable); env && *env) {
-    if (!is_executable(env)) {
-      throw std::runtime_error(std::string("$") + variable + "=" + env +
-                               " is not an executable file");
-    }
-    return env;
-  }
-  if (std::string found = find_on_path(name); !found.empty()) return found;
-  throw std::runtime_error(std::string(name) + " not found on PATH (install " + package +
-                           ", or set $" + variable + "): the integration tests need a real Redis");
-}
-
-}  // namespace
-
-std::string redis_server_binary() {
-  // $REDIS_SERVER as before; else the kit's own search ($REDLOCK_REDIS_SERVER, PATH), so
-  // that the suite and the users' tests run the same server.
-  if (const char* chosen = std::getenv("REDIS_SERVER"); chosen && *chosen) {
-    return test_binary("REDIS_SERVER", "redis-server", "redis-server");
-  }
-  return redlock::testing::redis_server_binary();
-}
-
-std::string redis_cli_binary() {
-  return test_binary("REDIS_CLI", "redis-cli", "redis-tools");
-}
-
 const TestCertificates& test_certificates() {
   // A failure leaves the static uninitialised, so the next caller tries again.
   static const CertificateDirectory certificates;
@@ -313,11 +275,16 @@ const TestCertificates& test_certificates() {
 
 RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(options)) {
   options_.tls = options_.tls || options_.tls_only;
-  const std::string binary = redis_server_binary();
+  binary_ = redis_server_binary();
   if (options_.tls) test_certificates();  // before the directory exists: it may throw
   // A write to a socket whose peer died must be an error, not a process-killing signal.
   ::signal(SIGPIPE, SIG_IGN);
-  dir_ = make_temp_dir();
+  if (options_.dir.empty()) {
+    dir_ = make_temp_dir();
+  } else {
+    dir_ = options_.dir;
+    std::filesystem::create_directories(dir_);
+  }
   if (!options_.sentinel_config.empty()) {
     write_file(dir_ + "/sentinel.conf", options_.sentinel_config);
   }
@@ -355,7 +322,7 @@ RedisServer::~RedisServer() {
 }
 
 std::vector<std::string> RedisServer::command_line() const {
-  std::vector<std::string> args = {redis_server_binary()};
+  std::vector<std::string> args = {binary_};
   if (!options_.sentinel_config.empty()) {
     args.insert(args.end(), {dir_ + "/sentinel.conf", "--sentinel"});
   }
@@ -392,7 +359,7 @@ std::vector<std::string> RedisServer::command_line() const {
 }
 
 void RedisServer::spawn() {
-  pid_ = redlock::testing::detail::spawn(command_line(), dir_ + "/redis.stdout");
+  pid_ = detail::spawn(command_line(), dir_ + "/redis.stdout", options_.environment);
   exited_ = false;
   paused_ = false;
 }
@@ -465,7 +432,7 @@ void RedisServer::reap_blocking() {
     paused_ = false;
     return;
   }
-  redlock::testing::detail::kill_and_reap(pid_);
+  kill_and_reap(pid_);
   pid_ = -1;
   exited_ = false;
   paused_ = false;
@@ -514,7 +481,7 @@ bool RedisServer::running() const {
 void RedisServer::pause() {
   if (!running() || paused_) return;
   // Returns once it is really stopped, so that the test's next step sees a frozen node.
-  if (!redlock::testing::detail::stop(pid_)) {
+  if (!stop(pid_)) {
     exited_ = true;  // it died instead, and was reaped
     return;
   }
@@ -523,8 +490,9 @@ void RedisServer::pause() {
 
 void RedisServer::resume() {
   if (!running() || !paused_) return;
-  ::kill(pid_, SIGCONT);
   paused_ = false;
+  // Returns once it runs again, so that the test's next step sees it answer.
+  if (!detail::resume(pid_)) exited_ = true;  // it died instead, and was reaped
 }
 
 void RedisServer::kill9() {
@@ -600,6 +568,28 @@ std::string RedisServer::log_tail(std::size_t lines) const {
   return text.empty() ? "(no log)" : "log of " + dir_ + ":\n" + text;
 }
 
+Reply command_at(std::uint16_t port, const std::vector<std::string>& argv) {
+  const std::string where = "redis 127.0.0.1:" + std::to_string(port) + ": ";
+  timeval tv{2, 0};
+  redisContext* context = redisConnectWithTimeout("127.0.0.1", port, tv);
+  if (context == nullptr || context->err) {
+    std::string error = context ? context->errstr : "cannot allocate a context";
+    if (context) redisFree(context);
+    throw std::runtime_error(where + "connect: " + error);
+  }
+  redisSetTimeout(context, tv);
+  redisReply* reply = run(context, argv);
+  if (reply == nullptr) {
+    std::string error = context->errstr;
+    redisFree(context);
+    throw std::runtime_error(where + (argv.empty() ? std::string() : argv[0]) + ": " + error);
+  }
+  Reply out = convert(reply);
+  freeReplyObject(reply);
+  redisFree(context);
+  return out;
+}
+
 RedisCluster::RedisCluster(std::size_t n, RedisServerOptions options) {
   servers_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) servers_.push_back(std::make_unique<RedisServer>(options));
@@ -627,4 +617,4 @@ void RedisCluster::flushall() {
   }
 }
 
-}  // namespace redlock::test
+}  // namespace redlock::testing::detail

@@ -5,7 +5,9 @@
 #include <stdexcept>
 #include <thread>
 
-namespace redlock::test {
+#include <redlock/testing/redis_binary.hpp>
+
+namespace redlock::testing::detail {
 
 namespace {
 
@@ -50,6 +52,7 @@ ShardedCluster::ShardedCluster(ShardedClusterOptions options) : options_(options
   const std::string cli = redis_cli_binary();
   RedisServerOptions node;
   node.cluster = true;
+  node.appendonly_always = options_.persistence;
   node.extra_args = {"--repl-diskless-sync-delay", "0", "--cluster-node-timeout", "2000"};
   node.tls_only = options_.tls;
   node.extra_args.insert(node.extra_args.end(), options_.server_args.begin(),
@@ -65,6 +68,7 @@ ShardedCluster::ShardedCluster(ShardedClusterOptions options) : options_(options
   const std::size_t count = options_.shards * (1 + options_.replicas_per_shard);
   command += " --cluster create";
   for (std::size_t i = 0; i < count; ++i) {
+    if (!options_.dir.empty()) node.dir = options_.dir + "/server-" + std::to_string(i);
     servers_.push_back(std::make_unique<RedisServer>(node));
     command += " 127.0.0.1:" + std::to_string(servers_.back()->port());
   }
@@ -212,4 +216,4 @@ void ShardedCluster::fail_over_to(RedisServer& replica) {
   wait_consistent();
 }
 
-}  // namespace redlock::test
+}  // namespace redlock::testing::detail
