@@ -82,9 +82,14 @@ void ProxyConnection::push(DelayLine& l, const char* bytes, std::size_t size) {
     l.torn = true;
     return;
   }
-  const std::uint64_t now = uv_now(context_.loop);
-  std::uint64_t due =
-      now + static_cast<std::uint64_t>(context_.settings.delay(l.direction).count());
+  std::uint64_t due = uv_now(context_.loop);
+  if (const auto delay = context_.settings.delay(l.direction); delay.count() > 0) {
+    // At least the latency, never a little less: the loop's clock lags behind the bytes'
+    // arrival by the callbacks run since it was read and by its whole-millisecond
+    // truncation, so it is read afresh and a millisecond is added for the truncation.
+    uv_update_time(context_.loop);
+    due = uv_now(context_.loop) + static_cast<std::uint64_t>(delay.count()) + 1;
+  }
   // A latency lowered while bytes wait must not let new bytes overtake them.
   if (!l.queue.empty()) due = std::max(due, l.queue.back().due_ms);
   l.queue.push_back(Chunk{due, std::string(bytes, size)});
