@@ -27,6 +27,7 @@
 #include <redlock/testing/redis_binary.hpp>
 
 #include "child_process.hpp"
+#include "executable_path.hpp"
 #include "loopback.hpp"
 
 namespace redlock::testing::detail {
@@ -52,28 +53,6 @@ std::string make_temp_dir() {
     throw std::runtime_error("mkdtemp " + pattern + ": " + errno_text(errno));
   }
   return pattern;
-}
-
-bool is_executable(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-// The first `name` on $PATH, or "" when there is none.
-std::string find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    std::size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + name;
-    if (is_executable(candidate)) return candidate;
-    start = end + 1;
-  }
-  return {};
 }
 
 Reply convert(const redisReply* reply) {
