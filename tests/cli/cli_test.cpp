@@ -1008,7 +1008,10 @@ TEST_F(CliTest, ElectWithoutOnceCampaignsAgainUntilSigterm) {
   loop.signal(SIGTERM);
   auto result = loop.wait_for(30s);
   ASSERT_TRUE(result);
-  EXPECT_EQ(result->exit_code, 128 + SIGTERM) << describe(*result);
+  // Outside a command's run the signal ends the loop with 128 + 15; while one runs it is
+  // forwarded and the loop ends with that command's own status, 0 when the short command
+  // had just finished its echo (the help's "command's own" exit code).
+  EXPECT_TRUE(result->exit_code == 128 + SIGTERM || result->exit_code == 0) << describe(*result);
   const auto terms = lines_of(read(path("terms")));
   for (std::size_t i = 1; i < terms.size(); ++i) {
     EXPECT_GT(std::stoull(terms[i]), std::stoull(terms[i - 1]));
