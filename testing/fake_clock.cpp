@@ -107,6 +107,10 @@ void FakeClock::calibrate(std::int64_t real_ns, std::int64_t reading_ns) {
   anchor_ns_ = reading_ns - file_offset_ns_;
 }
 
+void FakeClock::correct(std::int64_t error_ns) {
+  write(file_offset_ns_ - error_ns, target_rate_);
+}
+
 void FakeClock::stopping() {
   std::error_code ignored;
   std::filesystem::remove(file_, ignored);

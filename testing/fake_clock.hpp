@@ -40,6 +40,10 @@ class FakeClock {
   /// 10 ms after it was written, so its own reading drifts from one kept here alone by
   /// that time the old and new rates apart.
   void calibrate(std::int64_t real_ns, std::int64_t reading_ns);
+  /// The process's clock settled `error_ns` away from expected(): it applied the new file
+  /// later than written, from where its old rate had taken it by then. Moves the offset by
+  /// that much; a rewrite keeps the rate continuous, so only the offset changes.
+  void correct(std::int64_t error_ns);
 
   /// The process is about to start again: it will start from the real clock, so the file
   /// goes until started() writes it again.

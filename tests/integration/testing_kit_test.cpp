@@ -195,6 +195,22 @@ TEST(TestingKit, SetClockMovesTimeUntilSetBackAndSurvivesARestart) {
   EXPECT_NEAR(clock_ahead_ms(fleet[1].port()), 0, 2'000);
 }
 
+// The library takes a new clock from when it notices the file, which may be long after
+// the kit wrote it: here a paused server notices a fast clock 300 ms late, so its clock
+// has run 300 ms x 49 less far than the kit would reckon from the write alone.
+TEST(TestingKit, AClockSetWhilePausedIsSetBackToTheRealTimeExactly) {
+  Fleet fleet({.masters = 1, .fake_clock = true});
+  fleet[0].pause();
+  fleet[0].set_clock(0ms, 50.0);
+  std::this_thread::sleep_for(300ms);
+  fleet[0].resume();
+  std::this_thread::sleep_for(100ms);
+  fleet[0].set_clock(0ms);
+  EXPECT_NEAR(clock_ahead_ms(fleet[0].port()), 0, 200);
+  fleet[0].set_clock(10s);
+  EXPECT_NEAR(clock_ahead_ms(fleet[0].port()), 10'000, 200);
+}
+
 TEST(TestingKit, VerbsAMemberCannotDoAreLogicErrorsNamingIt) {
   Fleet fleet({.masters = 1});
   EXPECT_EQ(fleet[0].kind(), MemberKind::standalone);
