@@ -3,6 +3,8 @@ include(GoogleTest)
 # redlock_add_test(NAME name SOURCES a.cpp ... LABELS unit|integration|chaos [LIBS ...] [TIMEOUT s]
 #                  [INTERNAL] [NET])
 # One test executable per area, registered with CTest so `ctest -L <label>` selects it.
+# The label `parallel` marks a test that waits far more than it computes and judges no
+# deadline under a second: scripts/test runs those two at a time, the others alone.
 # The common dependencies are keywords rather than copied lists:
 #   INTERNAL  the test includes private headers of lib/ ("client/...", "net/...")
 #   NET       the test drives the connection layer alone: lib/net with the scripts and
