@@ -4,7 +4,9 @@ include(GoogleTest)
 #                  [INTERNAL] [NET])
 # One test executable per area, registered with CTest so `ctest -L <label>` selects it.
 # The label `parallel` marks a test that waits far more than it computes and judges no
-# deadline under a second: scripts/test runs those two at a time, the others alone.
+# deadline under a second, or one that takes the resource lock fault_timing (the chaos
+# scenarios, the timed failovers) to run beside those only: scripts/test runs the
+# parallel tests two at a time, the others alone.
 # The common dependencies are keywords rather than copied lists:
 #   INTERNAL  the test includes private headers of lib/ ("client/...", "net/...")
 #   NET       the test drives the connection layer alone: lib/net with the scripts and
