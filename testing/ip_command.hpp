@@ -1,0 +1,22 @@
+#pragma once
+// The ip command (iproute2), which makes and breaks a fleet's network namespaces and links.
+
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+
+namespace redlock::testing::detail {
+
+/// The ip command: the first `ip` on $PATH, else /usr/sbin/ip, /sbin/ip or /bin/ip
+/// ($PATH of a user often lacks the sbin directories); "" when there is none.
+std::string ip_binary();
+
+/// Runs `ip args...` to its end, throwing nothing.
+Finished try_ip(const std::vector<std::string>& args);
+
+/// Runs `ip args...`; throws std::runtime_error naming the command, with ip's output,
+/// when it fails.
+void ip(const std::vector<std::string>& args);
+
+}  // namespace redlock::testing::detail
