@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -98,13 +99,49 @@ bool Finished::ok() const {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-Finished run_to_end(const std::vector<std::string>& args, const std::string& network_namespace) {
+namespace {
+
+// A file in memory holding `text`, read from its start: a program's stdin that cannot
+// block the writer, whatever the program does first.
+int memory_file(const std::string& text) {
+  const int fd = ::memfd_create("redlock-testing-input", MFD_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(std::string("memfd_create: ") + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      throw std::runtime_error(std::string("write to a memfd: ") + std::strerror(error));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+}  // namespace
+
+Finished run_to_end(const std::vector<std::string>& args, const std::string& network_namespace,
+                    const std::string& input) {
   std::vector<char*> argv = pointers(args);
-  const int namespace_fd = open_namespace(network_namespace);
+  const int input_fd = input.empty() ? -1 : memory_file(input);
+  int namespace_fd = -1;
+  try {
+    namespace_fd = open_namespace(network_namespace);
+  } catch (...) {
+    if (input_fd >= 0) ::close(input_fd);
+    throw;
+  }
+  const auto close_ours = [&] {
+    if (namespace_fd >= 0) ::close(namespace_fd);
+    if (input_fd >= 0) ::close(input_fd);
+  };
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     const int error = errno;
-    if (namespace_fd >= 0) ::close(namespace_fd);
+    close_ours();
     throw std::runtime_error(std::string("pipe: ") + std::strerror(error));
   }
   const pid_t parent = ::getpid();
@@ -113,11 +150,12 @@ Finished run_to_end(const std::vector<std::string>& args, const std::string& net
     const int error = errno;
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
-    if (namespace_fd >= 0) ::close(namespace_fd);
+    close_ours();
     throw std::runtime_error(std::string("fork: ") + std::strerror(error));
   }
   if (pid == 0) {
     if (namespace_fd >= 0 && ::setns(namespace_fd, CLONE_NEWNET) != 0) ::_exit(126);
+    if (input_fd >= 0) ::dup2(input_fd, 0);
     ::dup2(pipe_fds[1], 1);
     ::dup2(pipe_fds[1], 2);
     prepare_child(parent);
@@ -125,7 +163,7 @@ Finished run_to_end(const std::vector<std::string>& args, const std::string& net
     ::_exit(127);
   }
   ::close(pipe_fds[1]);
-  if (namespace_fd >= 0) ::close(namespace_fd);
+  close_ours();
   Finished done;
   char buffer[4096];
   for (;;) {

@@ -33,10 +33,11 @@ struct Finished {
 };
 
 /// Runs `argv` (argv[0] a path) to its end, as spawn() starts it (in `network_namespace`
-/// when not empty) but with its output captured. Throws std::runtime_error when fork
-/// fails or the namespace cannot be opened.
-Finished run_to_end(const std::vector<std::string>& argv,
-                    const std::string& network_namespace = {});
+/// when not empty) but with its output captured and `input` on its stdin (else the
+/// test's own). Throws std::runtime_error when fork fails or the namespace cannot be
+/// opened.
+Finished run_to_end(const std::vector<std::string>& argv, const std::string& network_namespace = {},
+                    const std::string& input = {});
 
 /// Whether `pid` has exited; reaps it when it has. Never blocks.
 bool exited(pid_t pid);

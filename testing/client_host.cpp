@@ -46,11 +46,11 @@ std::vector<std::string> ClientHost::urls() const {
 }
 
 void ClientHost::partition(std::size_t member, Partition how) {
-  impl_->network->partition(impl_->check(member), impl_->index + 1, how);
+  impl_->network->partition(impl_->check(member), {impl_->index + 1}, how);
 }
 
 void ClientHost::heal_partition(std::size_t member) {
-  impl_->network->heal(impl_->check(member), impl_->index + 1);
+  impl_->network->heal(impl_->check(member), {impl_->index + 1});
 }
 
 bool ClientHost::partitioned(std::size_t member) const {

@@ -1,7 +1,5 @@
 #include "ip_command.hpp"
 
-#include <stdexcept>
-
 #include "executable_path.hpp"
 
 namespace redlock::testing::detail {
@@ -23,12 +21,15 @@ Finished try_ip(const std::vector<std::string>& args) {
   return run_to_end(argv);
 }
 
-void ip(const std::vector<std::string>& args) {
-  const Finished done = try_ip(args);
-  if (done.ok()) return;
-  std::string command = "ip";
-  for (const auto& arg : args) command += " " + arg;
-  throw std::runtime_error(command + " failed: " + done.output);
+Finished try_ip_batch(const std::string& ns, const std::vector<std::string>& lines) {
+  // Without input, `ip -batch -` would read the test's own stdin.
+  if (lines.empty()) return {};
+  std::vector<std::string> argv = {ip_binary()};
+  if (!ns.empty()) argv.insert(argv.end(), {"-n", ns});
+  argv.insert(argv.end(), {"-batch", "-"});
+  std::string input;
+  for (const auto& line : lines) input += line + "\n";
+  return run_to_end(argv, {}, input);
 }
 
 }  // namespace redlock::testing::detail

@@ -15,8 +15,9 @@ std::string ip_binary();
 /// Runs `ip args...` to its end, throwing nothing.
 Finished try_ip(const std::vector<std::string>& args);
 
-/// Runs `ip args...`; throws std::runtime_error naming the command, with ip's output,
-/// when it fails.
-void ip(const std::vector<std::string>& args);
+/// Runs `lines` (ip commands without the leading "ip", e.g. "link set lo up") in one
+/// `ip -batch -`, inside the namespace `ns` (its name; "" for the caller's own), stopping
+/// at the first that fails. Throwing nothing.
+Finished try_ip_batch(const std::string& ns, const std::vector<std::string>& lines);
 
 }  // namespace redlock::testing::detail

@@ -100,6 +100,12 @@ chaos::FaultProxy& Member::Impl::proxy(const char* verb) {
   return *fault_proxy;
 }
 
+std::vector<std::size_t> Member::Impl::every_side() const {
+  std::vector<std::size_t> sides;
+  for (std::size_t side = 0; side <= client_hosts; ++side) sides.push_back(side);
+  return sides;
+}
+
 detail::NetnsNetwork& Member::Impl::namespaces(const char* verb) {
   if (!network) {
     throw std::logic_error("redlock::testing: Member::" + std::string(verb) + " on " + name() +
@@ -385,15 +391,11 @@ void Member::reset_connections() {
 }
 
 void Member::partition(Partition how) {
-  detail::NetnsNetwork& network = impl_->namespaces("partition");
-  for (std::size_t side = 0; side <= impl_->client_hosts; ++side) {
-    network.partition(impl_->index, side, how);
-  }
+  impl_->namespaces("partition").partition(impl_->index, impl_->every_side(), how);
 }
 
 void Member::heal_partition() {
-  detail::NetnsNetwork& network = impl_->namespaces("heal_partition");
-  for (std::size_t side = 0; side <= impl_->client_hosts; ++side) network.heal(impl_->index, side);
+  impl_->namespaces("heal_partition").heal(impl_->index, impl_->every_side());
 }
 
 bool Member::partitioned() const {

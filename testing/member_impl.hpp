@@ -38,6 +38,8 @@ struct Member::Impl {
   /// The fleet's network namespaces, or std::logic_error naming `verb` and why there are
   /// none.
   detail::NetnsNetwork& namespaces(const char* verb);
+  /// The sides of its links: 0, the test process, and h + 1 for each client host h.
+  std::vector<std::size_t> every_side() const;
   std::string log_tail(std::size_t lines) const;
   /// "member <index> (a Sentinel group)", for messages.
   std::string name() const;

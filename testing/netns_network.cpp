@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -51,12 +52,6 @@ std::string mac(std::size_t side, std::size_t member, int end) {
   std::snprintf(text, sizeof text, "02:72:6c:%02x:%02x:%02x", static_cast<unsigned>(side),
                 static_cast<unsigned>(member), end);
   return text;
-}
-
-// `ip [-n ns] args...`
-void ip_in(const std::string& ns, std::vector<std::string> args) {
-  if (!ns.empty()) args.insert(args.begin(), {"-n", ns});
-  ip(args);
 }
 
 bool refused_by_kernel(const std::string& output) {
@@ -111,11 +106,36 @@ NetnsNetwork::NetnsNetwork(std::size_t members, std::size_t hosts)
   }
   guardian_.emplace(ip_binary());
   block_ = claim_address_block(*guardian_);
-  for (std::size_t i = 0; i < members_; ++i) add_namespace(namespace_name('m', i));
-  for (std::size_t h = 0; h < hosts_; ++h) add_namespace(namespace_name('h', h));
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < members_; ++i) names.push_back(namespace_name('m', i));
+  for (std::size_t h = 0; h < hosts_; ++h) names.push_back(namespace_name('h', h));
+  add_namespaces(names);
+  // The commands of each namespace, in one `ip -batch` each (one ip process per link
+  // and step would take seconds): ours and each host's make the pairs, with their
+  // member ends in the members' namespaces, which are configured last.
+  std::vector<std::vector<std::string>> commands(1 + hosts_ + members_);
+  const auto of_side = [&](std::size_t side) -> std::vector<std::string>& {
+    return commands[side];
+  };
+  const auto of_member = [&](std::size_t member) -> std::vector<std::string>& {
+    return commands[1 + hosts_ + member];
+  };
+  for (std::size_t i = 1; i < commands.size(); ++i) commands[i].push_back("link set lo up");
   links_.resize((hosts_ + 1) * members_);
   for (std::size_t side = 0; side <= hosts_; ++side) {
-    for (std::size_t i = 0; i < members_; ++i) add_link(i, side);
+    for (std::size_t i = 0; i < members_; ++i) describe_link(i, side, of_side(side), of_member(i));
+  }
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    const std::string ns = i == 0        ? std::string()
+                           : i <= hosts_ ? namespace_name('h', i - 1)
+                                         : namespace_name('m', i - 1 - hosts_);
+    const Finished done = try_ip_batch(ns, commands[i]);
+    if (done.ok()) continue;
+    const std::string why = "redlock::testing: the fleet's links cannot be made here (ip " +
+                            (ns.empty() ? std::string() : "-n " + ns + " ") +
+                            "-batch): " + done.output;
+    if (refused_by_kernel(done.output)) throw Unsupported(why);
+    throw std::runtime_error(why);
   }
 }
 
@@ -138,20 +158,26 @@ std::string NetnsNetwork::namespace_name(char kind, std::size_t index) const {
   return prefix_ + "-" + kind + std::to_string(index);
 }
 
-void NetnsNetwork::add_namespace(const std::string& name) {
-  guardian_->undo("netns del " + name);
-  const Finished made = try_ip({"netns", "add", name});
-  if (!made.ok()) {
-    const std::string why = "`ip netns add " + name + "` fails here: " + made.output;
-    // The first one tells whether this place allows namespaces at all.
-    if (namespaces_.empty()) throw Unsupported("redlock::testing: " + why);
-    throw std::runtime_error("redlock::testing: " + why);
+void NetnsNetwork::add_namespaces(const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  for (const std::string& name : names) guardian_->undo("netns del " + name);
+  namespaces_ = names;
+  // The first one alone: it tells whether this place allows namespaces at all.
+  if (const Finished made = try_ip({"netns", "add", names[0]}); !made.ok()) {
+    throw Unsupported("redlock::testing: `ip netns add " + names[0] +
+                      "` fails here: " + made.output);
   }
-  namespaces_.push_back(name);
-  ip({"-n", name, "link", "set", "lo", "up"});
+  std::vector<std::string> rest;
+  for (std::size_t i = 1; i < names.size(); ++i) rest.push_back("netns add " + names[i]);
+  if (const Finished made = try_ip_batch({}, rest); !made.ok()) {
+    throw std::runtime_error("redlock::testing: making the fleet's network namespaces failed: " +
+                             made.output);
+  }
 }
 
-void NetnsNetwork::add_link(std::size_t member, std::size_t side) {
+void NetnsNetwork::describe_link(std::size_t member, std::size_t side,
+                                 std::vector<std::string>& client_commands,
+                                 std::vector<std::string>& member_commands) {
   Link& each = link(member, side);
   each.member_namespace = namespace_name('m', member);
   each.member_device = side == 0 ? "fleet" : "h" + std::to_string(side - 1);
@@ -167,37 +193,19 @@ void NetnsNetwork::add_link(std::size_t member, std::size_t side) {
   // A link between two namespaces of the fleet goes with them; one end in ours must be
   // deleted by name.
   if (side == 0) guardian_->undo("link del " + each.client_device);
-  std::vector<std::string> add = {"link",
-                                  "add",
-                                  each.client_device,
-                                  "address",
-                                  each.client_mac,
-                                  "type",
-                                  "veth",
-                                  "peer",
-                                  "name",
-                                  each.member_device,
-                                  "address",
-                                  each.member_mac,
-                                  "netns",
-                                  each.member_namespace};
-  if (!each.client_namespace.empty()) add.insert(add.begin(), {"-n", each.client_namespace});
-  if (const Finished made = try_ip(add); !made.ok()) {
-    const std::string why = "redlock::testing: a veth pair cannot be made here (ip link add " +
-                            each.client_device + " type veth): " + made.output;
-    if (refused_by_kernel(made.output)) throw Unsupported(why);
-    throw std::runtime_error(why);
-  }
-  ip_in(each.client_namespace,
-        {"addr", "add", each.client_address + "/30", "dev", each.client_device});
-  ip_in(each.client_namespace, {"link", "set", each.client_device, "up"});
-  ip_in(each.member_namespace,
-        {"addr", "add", each.member_address + "/30", "dev", each.member_device});
-  ip_in(each.member_namespace, {"link", "set", each.member_device, "up"});
-  ip_in(each.client_namespace, {"neigh", "replace", each.member_address, "lladdr", each.member_mac,
-                                "dev", each.client_device, "nud", "permanent"});
-  ip_in(each.member_namespace, {"neigh", "replace", each.client_address, "lladdr", each.client_mac,
-                                "dev", each.member_device, "nud", "permanent"});
+  client_commands.insert(
+      client_commands.end(),
+      {"link add " + each.client_device + " address " + each.client_mac + " type veth peer name " +
+           each.member_device + " address " + each.member_mac + " netns " + each.member_namespace,
+       "addr add " + each.client_address + "/30 dev " + each.client_device,
+       "link set " + each.client_device + " up",
+       "neigh replace " + each.member_address + " lladdr " + each.member_mac + " dev " +
+           each.client_device + " nud permanent"});
+  member_commands.insert(member_commands.end(),
+                         {"addr add " + each.member_address + "/30 dev " + each.member_device,
+                          "link set " + each.member_device + " up",
+                          "neigh replace " + each.client_address + " lladdr " + each.client_mac +
+                              " dev " + each.member_device + " nud permanent"});
 }
 
 NetnsNetwork::Link& NetnsNetwork::link(std::size_t member, std::size_t side) {
@@ -217,48 +225,81 @@ std::string NetnsNetwork::member_address(std::size_t member, std::size_t side) c
   return link(member, side).member_address;
 }
 
-void NetnsNetwork::partition(std::size_t member, std::size_t side, Partition how) {
-  Link& each = link(member, side);
-  if (how == Partition::silent && !each.member_end_down) {
-    // The client's end keeps its address, its route and its neighbour entry: its packets
-    // leave, and vanish into a peer that is down. No RST, no ICMP error.
-    ip_in(each.member_namespace, {"link", "set", each.member_device, "down"});
-    each.member_end_down = true;
+void NetnsNetwork::partition(std::size_t member, const std::vector<std::size_t>& sides,
+                             Partition how) {
+  Commands commands;
+  for (std::size_t side : sides) {
+    Link& each = link(member, side);
+    if (how == Partition::silent && !each.member_end_down) {
+      // The client's end keeps its address, its route and its neighbour entry: its
+      // packets leave, and vanish into a peer that is down. No RST, no ICMP error.
+      commands.push_back({each.member_namespace, "link set " + each.member_device + " down"});
+      each.member_end_down = true;
+    }
+    if (how == Partition::unreachable && !each.client_address_removed) {
+      // Its connected route goes with it; what is left for the address is the block's
+      // throw route (in the test's namespace) or nothing (in a host's): ENETUNREACH.
+      commands.push_back({each.client_namespace,
+                          "addr del " + each.client_address + "/30 dev " + each.client_device});
+      each.client_address_removed = true;
+    }
   }
-  if (how == Partition::unreachable && !each.client_address_removed) {
-    // Its connected route goes with it; what is left for the address is the block's throw
-    // route (in the test's namespace) or nothing (in a host's): ENETUNREACH.
-    ip_in(each.client_namespace,
-          {"addr", "del", each.client_address + "/30", "dev", each.client_device});
-    each.client_address_removed = true;
+  run(commands);
+}
+
+void NetnsNetwork::heal(std::size_t member, const std::vector<std::size_t>& sides) {
+  Commands commands;
+  for (std::size_t side : sides) {
+    Link& each = link(member, side);
+    // A device set down, or left without an address, forgets its neighbours, the
+    // permanent ones too.
+    if (each.member_end_down) {
+      commands.push_back({each.member_namespace, "link set " + each.member_device + " up"});
+      commands.push_back({each.member_namespace, "neigh replace " + each.client_address +
+                                                     " lladdr " + each.client_mac + " dev " +
+                                                     each.member_device + " nud permanent"});
+      each.member_end_down = false;
+    }
+    if (each.client_address_removed) {
+      commands.push_back({each.client_namespace,
+                          "addr add " + each.client_address + "/30 dev " + each.client_device});
+      commands.push_back({each.client_namespace, "neigh replace " + each.member_address +
+                                                     " lladdr " + each.member_mac + " dev " +
+                                                     each.client_device + " nud permanent"});
+      each.client_address_removed = false;
+    }
+  }
+  run(commands);
+  for (std::size_t side : sides) {
+    const Link& each = link(member, side);
+    const std::string ns =
+        each.client_namespace.empty() ? std::string() : "/run/netns/" + each.client_namespace;
+    const auto give_up = Clock::now() + 5s;
+    while (!answers_from(ns, each.member_address, member_port, 200ms)) {
+      if (Clock::now() > give_up) {
+        throw std::runtime_error("redlock::testing: the link to " + each.member_address +
+                                 " was mended, and the member's port still does not answer "
+                                 "after 5 s");
+      }
+    }
   }
 }
 
-void NetnsNetwork::heal(std::size_t member, std::size_t side) {
-  Link& each = link(member, side);
-  // A device set down, or left without an address, forgets its neighbours, the permanent
-  // ones too.
-  if (each.member_end_down) {
-    ip_in(each.member_namespace, {"link", "set", each.member_device, "up"});
-    ip_in(each.member_namespace, {"neigh", "replace", each.client_address, "lladdr",
-                                  each.client_mac, "dev", each.member_device, "nud", "permanent"});
-    each.member_end_down = false;
+void NetnsNetwork::run(const Commands& commands) {
+  // One batch per namespace, in the order each first appears.
+  std::vector<std::string> order;
+  for (const auto& [ns, line] : commands) {
+    if (std::find(order.begin(), order.end(), ns) == order.end()) order.push_back(ns);
   }
-  if (each.client_address_removed) {
-    ip_in(each.client_namespace,
-          {"addr", "add", each.client_address + "/30", "dev", each.client_device});
-    ip_in(each.client_namespace, {"neigh", "replace", each.member_address, "lladdr",
-                                  each.member_mac, "dev", each.client_device, "nud", "permanent"});
-    each.client_address_removed = false;
-  }
-  const std::string ns =
-      each.client_namespace.empty() ? std::string() : "/run/netns/" + each.client_namespace;
-  const auto give_up = Clock::now() + 5s;
-  while (!answers_from(ns, each.member_address, member_port, 200ms)) {
-    if (Clock::now() > give_up) {
-      throw std::runtime_error(
-          "redlock::testing: the link to " + each.member_address +
-          " was mended, and the member's port still does not answer after 5 s");
+  for (const std::string& ns : order) {
+    std::vector<std::string> lines;
+    for (const auto& [where, line] : commands) {
+      if (where == ns) lines.push_back(line);
+    }
+    if (const Finished done = try_ip_batch(ns, lines); !done.ok()) {
+      throw std::runtime_error("redlock::testing: ip " +
+                               (ns.empty() ? std::string() : "-n " + ns + " ") +
+                               "-batch failed: " + done.output);
     }
   }
 }

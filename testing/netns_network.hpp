@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <redlock/testing/member.hpp>
@@ -50,12 +51,13 @@ class NetnsNetwork {
   /// Member `member`'s address as side `side` reaches it.
   std::string member_address(std::size_t member, std::size_t side) const;
 
-  /// Breaks the link between `member` and `side` (see Partition); returns once in effect.
-  void partition(std::size_t member, std::size_t side, Partition how);
-  /// Mends it, and returns once `side` connects to the member's port again (or is
-  /// refused by it, for a member that is down). Throws std::runtime_error when it does
-  /// not within 5 s.
-  void heal(std::size_t member, std::size_t side);
+  /// Breaks the links between `member` and each of `sides` (see Partition); returns once
+  /// in effect. A link already broken that way is left as it is.
+  void partition(std::size_t member, const std::vector<std::size_t>& sides, Partition how);
+  /// Mends them, both ways, and returns once each side connects to the member's port
+  /// again (or is refused by it, for a member that is down). Throws std::runtime_error
+  /// when one does not within 5 s.
+  void heal(std::size_t member, const std::vector<std::size_t>& sides);
   bool partitioned(std::size_t member, std::size_t side) const;
 
  private:
@@ -72,9 +74,18 @@ class NetnsNetwork {
     bool client_address_removed = false;
   };
 
+  /// ip commands (without "ip"), each with the name of its namespace ("" for ours).
+  using Commands = std::vector<std::pair<std::string, std::string>>;
+  /// Runs them, one `ip -batch` per namespace; std::runtime_error when one fails.
+  void run(const Commands& commands);
   std::string namespace_name(char kind, std::size_t index) const;
-  void add_namespace(const std::string& name);
-  void add_link(std::size_t member, std::size_t side);
+  /// Makes the namespaces; Unsupported when the first cannot be made.
+  void add_namespaces(const std::vector<std::string>& names);
+  /// Fills in the link between `member` and `side`, and appends the ip commands that make
+  /// it to those of the client's namespace and of the member's.
+  void describe_link(std::size_t member, std::size_t side,
+                     std::vector<std::string>& client_commands,
+                     std::vector<std::string>& member_commands);
   Link& link(std::size_t member, std::size_t side);
   const Link& link(std::size_t member, std::size_t side) const;
 

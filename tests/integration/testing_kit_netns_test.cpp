@@ -12,11 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -229,47 +229,42 @@ TEST_F(NetnsFleet, AMajorityPartitionedFailsClearlyAndHealedItLocksAgain) {
 
 TEST_F(NetnsFleet, AFlappingLinkCostsNoLock) {
   auto client = client_of(fleet().urls());
-  std::atomic<bool> stop{false};
-  int flaps = 0;
-  // Member 4's link goes down and up every 100 ms, from this thread alone.
+  constexpr int flaps = 6;
+  std::atomic<bool> done{false};
   Clock::duration verbs{};
+  // Member 4's links go down (silent and unreachable in turn) and up again, each for
+  // 100 ms, from this thread alone.
   std::thread flapping([&] {
     Member& member = fleet()[4];
-    while (!stop) {
+    for (int flap = 0; flap < flaps; ++flap) {
       auto start = Clock::now();
-      member.partition(flaps % 2 == 0 ? Partition::silent : Partition::unreachable);
+      member.partition(flap % 2 == 0 ? Partition::silent : Partition::unreachable);
       verbs += Clock::now() - start;
       std::this_thread::sleep_for(100ms);
       start = Clock::now();
       member.heal_partition();
       verbs += Clock::now() - start;
-      ++flaps;
       std::this_thread::sleep_for(100ms);
     }
+    done = true;
   });
   int locks = 0;
-  int failures = 0;
-  const auto until = Clock::now() + 2s;
-  while (Clock::now() < until) {
+  while (!done) {
     if (auto error = lock_once(*client, "netns:flapping")) {
-      ++failures;
       ADD_FAILURE() << error->message();
     } else {
       ++locks;
     }
   }
-  stop = true;
   flapping.join();
   std::printf(
-      "%d flaps of member 4 (its three links each), partition() and heal_partition() "
-      "took %lld ms a flap on average; %d locks meanwhile\n",
+      "%d flaps of member 4 (its three links each): partition() and heal_partition() took %lld "
+      "ms a flap on average; %d locks meanwhile\n",
       flaps,
       static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(verbs).count() /
-                             std::max(flaps, 1)),
+                             flaps),
       locks);
-  EXPECT_GE(flaps, 3);
-  EXPECT_GE(locks, 5);
-  EXPECT_EQ(failures, 0);
+  EXPECT_GE(locks, flaps);
 }
 
 TEST_F(NetnsFleet, ClientHostsSeeTheirOwnMajorities) {
@@ -345,6 +340,26 @@ TEST(NetnsFleetLife, EverythingIsRemovedWithTheFleet) {
   }
   EXPECT_FALSE(anything_named(prefix)) << output_of("ip netns list") << output_of("ip -o link");
   EXPECT_EQ(output_of("ip route show type throw").find(block), std::string::npos);
+}
+
+TEST(NetnsFleetLife, OneMemberAloneWithPersistenceAndAFakeClock) {
+  const char* clock = std::getenv("REDLOCK_FAKECLOCK");
+  try {
+    Fleet fleet({.masters = 1,
+                 .persistence = true,
+                 .fake_clock = clock != nullptr,
+                 .network_namespaces = true});
+    Member& member = fleet[0];
+    EXPECT_EQ(ping(member.address(), member.port()), "PONG");
+    member.partition();
+    // The fleet reaches its server past the link: a restart with its data, a clock.
+    member.restart({.persistence = true});
+    if (clock != nullptr) member.set_clock(1h);
+    member.heal_partition();
+    EXPECT_EQ(ping(member.address(), member.port()), "PONG");
+  } catch (const Unsupported& e) {
+    GTEST_SKIP() << skip_marker << e.what();
+  }
 }
 
 TEST(NetnsFleetLife, AProcessKilledWithSigkillLeavesNothingBehind) {
