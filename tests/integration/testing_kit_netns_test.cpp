@@ -362,8 +362,12 @@ TEST(NetnsFleetLife, OneMemberAloneWithPersistenceAndAFakeClock) {
   }
 }
 
-TEST(NetnsFleetLife, AProcessKilledWithSigkillLeavesNothingBehind) {
+// A child process in a process group of its own makes a fleet and is ended by `signal`,
+// sent to its whole group (the fleet's servers too), as an interrupt at a terminal is:
+// no destructor runs, and the guardian must remove everything.
+void ended_by(int signal) {
   const Child child = start_child([](int out) {
+    ::setpgid(0, 0);
     std::string said;
     try {
       Fleet fleet({.masters = 1, .network_namespaces = true, .client_hosts = 1});
@@ -388,10 +392,20 @@ TEST(NetnsFleetLife, AProcessKilledWithSigkillLeavesNothingBehind) {
   }
   const std::string prefix = said.substr(7);
   ASSERT_TRUE(anything_named(prefix));
-  ::kill(child.pid, SIGKILL);  // no destructor runs: the guardian must clean up
-  ::waitpid(child.pid, nullptr, 0);
+  ::kill(-child.pid, signal);
+  int status = 0;
+  ::waitpid(child.pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == signal) << status;
   EXPECT_TRUE(eventually([&] { return !anything_named(prefix); }, 5s, 50ms))
       << output_of("ip netns list") << output_of("ip -o link");
+}
+
+TEST(NetnsFleetLife, AProcessKilledWithSigkillLeavesNothingBehind) {
+  ended_by(SIGKILL);
+}
+
+TEST(NetnsFleetLife, AnInterruptedProcessLeavesNothingBehind) {
+  ended_by(SIGINT);
 }
 
 TEST(NetnsFleetLife, WithoutRootTheFleetThrowsUnsupportedSayingWhy) {
