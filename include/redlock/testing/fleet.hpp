@@ -178,14 +178,14 @@ class Fleet {
   std::vector<std::string> urls() const;
   /// Client host `i` (FleetOptions::client_hosts; std::out_of_range past them).
   ClientHost& host(std::size_t i);
-  /// With FleetOptions::network_namespaces, the start of every name the fleet gives
-  /// ("rl<pid>f<n>"): its namespaces (<prefix>-m<i>, <prefix>-h<i>) and its ends of the
-  /// links in the test process's namespace (<prefix>m<i>). "" otherwise.
+  /// With FleetOptions::network_namespaces, the start of every name the fleet gives,
+  /// `rl<pid>f<n>`: its namespaces (`<prefix>-m<i>`, `<prefix>-h<i>`) and its ends of the
+  /// links in the test process's namespace (`<prefix>m<i>`). "" otherwise.
   std::string namespace_prefix() const;
   /// Undoes every fault: resumes paused members, restarts dead ones (with their data when
   /// the fleet has persistence), heals the proxies and the partitions (the client hosts'
-  /// too), puts fake clocks back to the real time. For a fixture shared by many tests. A failover
-  /// is not undone.
+  /// too), puts fake clocks back to the real time. For a fixture shared by many tests. A
+  /// failover is not undone.
   void heal_all();
   /// The temporary directory that holds every member's.
   const std::string& dir() const;

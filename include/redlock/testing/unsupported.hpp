@@ -16,6 +16,7 @@ namespace redlock::testing {
 /// redis-server is never Unsupported, but a plain std::runtime_error (redis_binary.hpp).
 class Unsupported : public std::runtime_error {
  public:
+  /// `why`: what is missing or refused, as what() says it.
   explicit Unsupported(const std::string& why) : std::runtime_error(why) {}
 };
 
