@@ -8,7 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstring>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
