@@ -52,8 +52,9 @@ enum class Partition {
 };
 
 /// A member of a Fleet, made and stopped by it: the processes of one Redlock member, each
-/// on a loopback port of its own, in a directory of its own. Every fault verb returns once
-/// the fault is in effect: a request sent after it sees the fault. Verbs are not
+/// on a loopback port of its own (or in a network namespace of its own:
+/// FleetOptions::network_namespaces), in a directory of its own. Every fault verb returns
+/// once the fault is in effect: a request sent after it sees the fault. Verbs are not
 /// thread-safe: drive one member from one thread at a time (clients under test may of
 /// course talk to it from any thread).
 ///
