@@ -20,8 +20,13 @@ using namespace std::chrono_literals;
 }  // namespace
 
 Member::Impl::Impl(std::size_t index_, std::string dir_, const FleetOptions& options,
-                   const MemberSpec& spec)
-    : index(index_), kind(spec.kind), dir(std::move(dir_)), persistence(options.persistence) {
+                   const MemberSpec& spec, detail::NetnsNetwork* network_)
+    : index(index_),
+      kind(spec.kind),
+      dir(std::move(dir_)),
+      persistence(options.persistence),
+      network(network_),
+      client_hosts(network_ ? options.client_hosts : 0) {
   std::filesystem::create_directories(dir);
   try {
     if (kind == MemberKind::sentinel) {
@@ -48,6 +53,12 @@ Member::Impl::Impl(std::size_t index_, std::string dir_, const FleetOptions& opt
     server_options.dir = dir;
     server_options.appendonly_always = persistence;
     server_options.extra_args = options.extra_args;
+    if (network) {
+      // Every address of its namespace is one of its links'.
+      server_options.network_namespace = network->member_namespace(index);
+      server_options.bind = "0.0.0.0";
+      server_options.port = detail::NetnsNetwork::member_port;
+    }
     if (options.fake_clock) {
       // Beside the member's directory, whose contents a restart without persistence deletes.
       clock.emplace(dir + ".clock");
@@ -58,7 +69,7 @@ Member::Impl::Impl(std::size_t index_, std::string dir_, const FleetOptions& opt
   } catch (const std::exception& e) {
     throw std::runtime_error("redlock::testing: " + name() + " did not start: " + e.what());
   }
-  if (options.proxies) {
+  if (options.proxies && !network) {
     fault_proxy = std::make_unique<chaos::FaultProxy>("127.0.0.1", server->port());
   }
 }
@@ -78,11 +89,31 @@ chaos::FaultProxy& Member::Impl::proxy(const char* verb) {
                            ": there is no fault proxy in front of it, because its servers "
                            "announce their own addresses, which clients then use directly");
   }
+  if (!fault_proxy && network) {
+    throw std::logic_error("redlock::testing: Member::" + std::string(verb) + " on " + name() +
+                           " needs a fault proxy, and a fleet with "
+                           "FleetOptions::network_namespaces has none (partition() cuts a link)");
+  }
   if (!fault_proxy) {
     throw std::logic_error("redlock::testing: Member::" + std::string(verb) + " on " + name() +
                            " needs the fault proxies, and FleetOptions::proxies is off");
   }
   return *fault_proxy;
+}
+
+std::vector<std::size_t> Member::Impl::every_side() const {
+  std::vector<std::size_t> sides;
+  for (std::size_t side = 0; side <= client_hosts; ++side) sides.push_back(side);
+  return sides;
+}
+
+detail::NetnsNetwork& Member::Impl::namespaces(const char* verb) {
+  if (!network) {
+    throw std::logic_error("redlock::testing: Member::" + std::string(verb) + " on " + name() +
+                           " needs a fleet made with FleetOptions::network_namespaces: only "
+                           "a member in a network namespace of its own has links to cut");
+  }
+  return *network;
 }
 
 std::string Member::Impl::name() const {
@@ -220,7 +251,10 @@ std::string Member::url() const {
 }
 std::string Member::direct_url() const {
   if (impl_->kind != MemberKind::standalone) return url();
-  return "redis://127.0.0.1:" + std::to_string(port());
+  return "redis://" + address() + ":" + std::to_string(port());
+}
+std::string Member::address() const {
+  return impl_->network ? impl_->network->member_address(impl_->index, 0) : "127.0.0.1";
 }
 std::uint16_t Member::port() const {
   if (impl_->group) return impl_->group->named_master_port();
@@ -370,6 +404,22 @@ void Member::slow(std::chrono::milliseconds delay) {
 
 void Member::reset_connections() {
   impl_->proxy("reset_connections").reset_all();
+}
+
+void Member::partition(Partition how) {
+  impl_->namespaces("partition").partition(impl_->index, impl_->every_side(), how);
+}
+
+void Member::heal_partition() {
+  impl_->namespaces("heal_partition").heal(impl_->index, impl_->every_side());
+}
+
+bool Member::partitioned() const {
+  if (!impl_->network) return false;
+  for (std::size_t side = 0; side <= impl_->client_hosts; ++side) {
+    if (impl_->network->partitioned(impl_->index, side)) return true;
+  }
+  return false;
 }
 
 void Member::set_clock(std::chrono::milliseconds offset, double rate) {

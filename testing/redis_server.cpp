@@ -269,7 +269,7 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
   }
   std::string last_failure;
   for (int attempt = 0; attempt < max_port_attempts; ++attempt) {
-    port_ = free_port();
+    port_ = options_.port != 0 ? options_.port : free_port();
     plain_port_ = port_;
     while (options_.tls && plain_port_ == port_) plain_port_ = free_port();
     if (options_.tls_only) plain_port_ = 0;
@@ -306,7 +306,7 @@ std::vector<std::string> RedisServer::command_line() const {
     args.insert(args.end(), {dir_ + "/sentinel.conf", "--sentinel"});
   }
   args.insert(args.end(),
-              {"--bind", "127.0.0.1", "--port", std::to_string(plain_port_), "--dir", dir_,
+              {"--bind", options_.bind, "--port", std::to_string(plain_port_), "--dir", dir_,
                "--daemonize", "no", "--protected-mode", "no", "--logfile", dir_ + "/redis.log"});
   if (options_.appendonly_always) {
     args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always", "--save", ""});
@@ -314,7 +314,7 @@ std::vector<std::string> RedisServer::command_line() const {
     args.insert(args.end(), {"--save", "", "--appendonly", "no"});
   }
   if (!options_.password.empty()) args.insert(args.end(), {"--requirepass", options_.password});
-  if (options_.unix_socket || options_.tls_only) {
+  if (options_.unix_socket || channel_is_unix()) {
     args.insert(args.end(), {"--unixsocket", unix_path(), "--unixsocketperm", "700"});
   }
   if (options_.tls) {
@@ -338,7 +338,8 @@ std::vector<std::string> RedisServer::command_line() const {
 }
 
 void RedisServer::spawn() {
-  pid_ = detail::spawn(command_line(), dir_ + "/redis.stdout", options_.environment);
+  pid_ = detail::spawn(command_line(), dir_ + "/redis.stdout", options_.environment,
+                       options_.network_namespace);
   exited_ = false;
   paused_ = false;
 }
@@ -435,7 +436,11 @@ std::string RedisServer::url_with_password() const {
 }
 
 std::string RedisServer::unix_path() const {
-  return options_.unix_socket || options_.tls_only ? dir_ + "/redis.sock" : std::string();
+  return options_.unix_socket || channel_is_unix() ? dir_ + "/redis.sock" : std::string();
+}
+
+bool RedisServer::channel_is_unix() const {
+  return options_.tls_only || !options_.network_namespace.empty();
 }
 
 std::string RedisServer::unix_url() const {
@@ -443,7 +448,7 @@ std::string RedisServer::unix_url() const {
 }
 
 redisContext* RedisServer::connect_channel(timeval timeout) const {
-  if (options_.tls_only) return redisConnectUnixWithTimeout(unix_path().c_str(), timeout);
+  if (channel_is_unix()) return redisConnectUnixWithTimeout(unix_path().c_str(), timeout);
   return redisConnectWithTimeout("127.0.0.1", plain_port_, timeout);
 }
 
@@ -498,7 +503,7 @@ void RedisServer::restart() {
 
 Reply RedisServer::command(std::vector<std::string> argv) {
   std::lock_guard lock(client_mutex_);
-  const std::string where = options_.tls_only
+  const std::string where = channel_is_unix()
                                 ? "redis " + unix_path() + ": "
                                 : "redis 127.0.0.1:" + std::to_string(plain_port_) + ": ";
   if (client_ == nullptr) {

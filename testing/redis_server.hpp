@@ -90,6 +90,15 @@ struct RedisServerOptions {
   /// port of its own (cluster_bus_port()): the default, port + 10000, may be taken or
   /// beyond 65535.
   bool cluster = false;
+  /// Non-empty: the server runs in this network namespace (a file, /run/netns/NAME), on
+  /// `port` of every address there (`bind` 0.0.0.0 then covers only the namespace's own).
+  /// The fixture's own channel is then a unix socket in the server's directory
+  /// (unix_path()), which reaches it whatever its links do.
+  std::string network_namespace;
+  /// What it listens on.
+  std::string bind = "127.0.0.1";
+  /// Its port; 0: a free loopback port. Kept across restart().
+  std::uint16_t port = 0;
 };
 
 /// One real redis-server child process.
@@ -117,7 +126,8 @@ class RedisServer {
   /// url() with the password ("redis://:<password>@127.0.0.1:<port>"), or url() when the
   /// server has none.
   std::string url_with_password() const;
-  /// Path of the unix socket; "" unless options.unix_socket or options.tls_only.
+  /// Path of the unix socket; "" unless options.unix_socket, options.tls_only or
+  /// options.network_namespace.
   std::string unix_path() const;
   /// "unix://<unix_path()>"; "" when unix_path() is.
   std::string unix_url() const;
@@ -158,6 +168,8 @@ class RedisServer {
   std::vector<std::string> command_line() const;
   /// A blocking hiredis connection on the fixture's own channel (see command()).
   redisContext* connect_channel(timeval timeout) const;
+  /// Whether that channel is the unix socket (tls_only, or in a network namespace).
+  bool channel_is_unix() const;
 
   RedisServerOptions options_;
   std::string binary_;

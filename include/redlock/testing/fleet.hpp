@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <redlock/testing/member.hpp>
+#include <redlock/testing/unsupported.hpp>
 
 namespace redlock::testing {
 
@@ -51,9 +52,101 @@ struct FleetOptions {
   std::string fake_clock_library{};
   /// Appended to every data server's command line, e.g. {"--maxmemory", "10mb"}.
   std::vector<std::string> extra_args{};
+  /// Each member's redis-server runs in a network namespace of its own, reached from the
+  /// test process's namespace over a veth pair of its own, so that the kernel makes the
+  /// network faults: Member::partition() sets a link down or removes an address. url()
+  /// then names the member's end of that pair ("redis://10.200.0.2:6379": the addresses
+  /// come from a /16 of private space that no address or route of this machine overlaps,
+  /// picked by the fleet and claimed by a route of its own while it lives). `proxies` is
+  /// ignored: there are none, and cut(), heal(), slow(), reset_connections() throw
+  /// std::logic_error. Only standalone members: the servers of a Sentinel group or a
+  /// cluster reach one another and announce their own addresses, so a link of theirs
+  /// cut would split the group rather than cut the member off (std::logic_error, before
+  /// anything starts). At most 63 members.
+  ///
+  /// Needs root and the ip command (iproute2): without them, or where the kernel refuses
+  /// a namespace or a veth pair, the Fleet throws Unsupported (unsupported.hpp), for a
+  /// test to skip. Every name it makes starts with Fleet::namespace_prefix(); the
+  /// destructor removes the namespaces, links and route, and a guardian process does when
+  /// the test process dies any other way, SIGINT and SIGKILL included.
+  bool network_namespaces = false;
+  /// With network_namespaces: client hosts, each a network namespace with a link of its
+  /// own to every member (Fleet::host()), so that a test can give clients different views
+  /// of the members: split views, a host cut from a minority. At most 254.
+  std::size_t client_hosts = 0;
 };
 
-/// Real redis-server processes on free loopback ports, each member in a directory of its
+/// What a program run by ClientHost::run() said.
+struct RunResult {
+  /// Its exit status; 128 + the signal's number when a signal ended it; 126 when the
+  /// namespace could not be entered, 127 when the program could not be run.
+  int exit_code = 0;
+  /// Its stdout and stderr, interleaved.
+  std::string output;
+};
+
+/// A client host of a Fleet made with FleetOptions::client_hosts: a network namespace with
+/// a link of its own to every member (the member's end of it is another address of the
+/// member's), which Member::partition() cuts too and partition() here cuts alone. Made and
+/// removed by the Fleet. Verbs are not thread-safe, as a Member's.
+class ClientHost {
+ public:
+  /// The calling thread inside the host's network namespace, until destroyed (on the
+  /// same thread), which puts the thread back into the namespace it was in. Sockets the
+  /// thread opens meanwhile are the host's, and so are those of every thread it starts
+  /// meanwhile, for their whole life: a redlock::Client created inside runs its loop
+  /// thread there, and reaches the members by this host's links (urls()).
+  class Inside {
+   public:
+    /// @cond INTERNAL
+    // Made by enter() only.
+    explicit Inside(int previous);
+    /// @endcond
+    ~Inside();
+    Inside(const Inside&) = delete;
+    Inside& operator=(const Inside&) = delete;
+
+   private:
+    int previous_;
+  };
+
+  /// @cond INTERNAL
+  // Made by Fleet only.
+  struct Impl;
+  explicit ClientHost(std::unique_ptr<Impl> impl);
+  /// @endcond
+  ~ClientHost();
+  ClientHost(const ClientHost&) = delete;
+  ClientHost& operator=(const ClientHost&) = delete;
+
+  /// Its index in the Fleet.
+  std::size_t index() const;
+  /// Every member's "redis://<address>:6379" as this host reaches it, in index order:
+  /// redlock::Options::nodes for a client inside.
+  std::vector<std::string> urls() const;
+  /// Cuts the link between this host and member `member` alone (see Partition); returns
+  /// once in effect.
+  void partition(std::size_t member, Partition how = Partition::silent);
+  /// Undoes partition() of `member`, returning once this host connects to its port again.
+  /// Throws std::runtime_error when the link does not carry again within 5 s.
+  void heal_partition(std::size_t member);
+  /// Whether the link to `member` is cut, by partition() here or Member::partition().
+  bool partitioned(std::size_t member) const;
+  /// Runs `argv` inside the host to its end (argv[0] a path, or a name looked up on
+  /// PATH), and returns what it said. Throws std::invalid_argument for an empty argv.
+  RunResult run(const std::vector<std::string>& argv) const;
+  /// The calling thread inside the host (see Inside). Throws std::runtime_error when the
+  /// namespace cannot be entered.
+  [[nodiscard]] Inside enter() const;
+  /// Its namespace, as `ip netns` names it.
+  std::string name() const;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Real redis-server processes on free loopback ports (or in network namespaces of their
+/// own: FleetOptions::network_namespaces), each member in a directory of its
 /// own under one temporary directory. The constructor returns once every member is ready
 /// (a standalone master answers PING, a Sentinel group's sentinels know every replica, a
 /// cluster's servers agree on every slot); the destructor kills every process and removes
@@ -83,9 +176,16 @@ class Fleet {
   std::size_t size() const;
   /// Every member's url(), in index order: hand them to redlock::Options::nodes.
   std::vector<std::string> urls() const;
+  /// Client host `i` (FleetOptions::client_hosts; std::out_of_range past them).
+  ClientHost& host(std::size_t i);
+  /// With FleetOptions::network_namespaces, the start of every name the fleet gives,
+  /// `rl<pid>f<n>`: its namespaces (`<prefix>-m<i>`, `<prefix>-h<i>`) and its ends of the
+  /// links in the test process's namespace (`<prefix>m<i>`). "" otherwise.
+  std::string namespace_prefix() const;
   /// Undoes every fault: resumes paused members, restarts dead ones (with their data when
-  /// the fleet has persistence), heals the proxies, puts fake clocks back to the real
-  /// time. For a fixture shared by many tests. A failover is not undone.
+  /// the fleet has persistence), heals the proxies and the partitions (the client hosts'
+  /// too), puts fake clocks back to the real time. For a fixture shared by many tests. A
+  /// failover is not undone.
   void heal_all();
   /// The temporary directory that holds every member's.
   const std::string& dir() const;

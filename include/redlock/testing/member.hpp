@@ -16,7 +16,8 @@ namespace redlock::testing {
 /// What a member is, and so what its url() names and what its verbs act on.
 enum class MemberKind {
   /// One redis-server (a Redlock node), behind a fault proxy when the fleet has them:
-  /// "redis://127.0.0.1:<port>".
+  /// "redis://127.0.0.1:<port>"; with FleetOptions::network_namespaces, in a network
+  /// namespace of its own: "redis://<its address>:6379".
   standalone,
   /// A master, its replicas and three sentinels watching it (quorum 2), found through
   /// the sentinels: "redis-sentinel://127.0.0.1:<s1>,127.0.0.1:<s2>,127.0.0.1:<s3>/redlock".
@@ -37,9 +38,23 @@ struct RestartOptions {
   bool persistence = false;
 };
 
+/// How Member::partition() cuts a member off, in the kernel
+/// (FleetOptions::network_namespaces).
+enum class Partition {
+  /// The member's end of each of its links is set down, as a cable pulled at the member:
+  /// what clients send vanishes, with no RST and no ICMP error. Established connections
+  /// go silent (their retransmissions go into a blackhole) and new connects time out.
+  silent,
+  /// The address of the clients' end of each link is removed, and its route with it: a
+  /// new connect fails at once with ENETUNREACH ("Network is unreachable"), and what an
+  /// established connection sends cannot leave, so it goes silent.
+  unreachable,
+};
+
 /// A member of a Fleet, made and stopped by it: the processes of one Redlock member, each
-/// on a loopback port of its own, in a directory of its own. Every fault verb returns once
-/// the fault is in effect: a request sent after it sees the fault. Verbs are not
+/// on a loopback port of its own (or in a network namespace of its own:
+/// FleetOptions::network_namespaces), in a directory of its own. Every fault verb returns
+/// once the fault is in effect: a request sent after it sees the fault. Verbs are not
 /// thread-safe: drive one member from one thread at a time (clients under test may of
 /// course talk to it from any thread).
 ///
@@ -48,7 +63,8 @@ struct RestartOptions {
 /// standalone member has (a Sentinel group's or a cluster's servers announce their own
 /// addresses, so clients would go around a proxy); fail_over() needs a replica, which a
 /// standalone member does not have; set_clock() needs a standalone member of a fleet with
-/// FleetOptions::fake_clock.
+/// FleetOptions::fake_clock; partition(), heal_partition() need a fleet with
+/// FleetOptions::network_namespaces, whose members have no proxy.
 class Member {
  public:
   /// @cond INTERNAL
@@ -69,8 +85,13 @@ class Member {
   /// ("redis://127.0.0.1:<proxy_port()>") when the fleet has proxies, else direct_url().
   std::string url() const;
   /// A standalone member's "redis://127.0.0.1:<port()>", the server itself past any
-  /// proxy; url() for the other kinds.
+  /// proxy; with FleetOptions::network_namespaces "redis://<address()>:<port()>"; url()
+  /// for the other kinds.
   std::string direct_url() const;
+  /// With FleetOptions::network_namespaces, the member's address on its link to the test
+  /// process (the client hosts reach it by addresses of their own: ClientHost::urls());
+  /// "127.0.0.1" otherwise.
+  std::string address() const;
   /// A standalone member's server port, which it keeps across restart(); a Sentinel
   /// group's current master's (as the sentinels name it); a cluster's first server's.
   std::uint16_t port() const;
@@ -129,6 +150,22 @@ class Member {
   /// Closes every client connection through the proxy with an RST; new connections are
   /// accepted as before.
   void reset_connections();
+
+  /// With FleetOptions::network_namespaces: cuts the member off from the test process and
+  /// from every client host, in the kernel (see Partition), and returns once in effect.
+  /// The server itself runs on, and the fleet still talks to it past the links (a unix
+  /// socket): restart(), set_clock() work during a partition. Both flavours may be in
+  /// effect at once; one already in effect is left as it is. A flapping link is
+  /// partition() and heal_partition() in turn, from a thread of the test's.
+  void partition(Partition how = Partition::silent);
+  /// Undoes partition(), both flavours, on every link of the member, and returns once the
+  /// test process and every client host connect to its port again (or are refused by a
+  /// member that is down). A connection that lost packets meanwhile recovers through TCP's
+  /// retransmissions, or was given up by its client, as on a real network. Throws
+  /// std::runtime_error when a link does not carry again within 5 s.
+  void heal_partition();
+  /// Whether a partition() of it is in effect, or a ClientHost::partition() from it.
+  bool partitioned() const;
 
   /// Moves the server's wall clock (what TIME answers and what expires keys) to `offset`
   /// from the real one, running at `rate` times its speed from its current reading, and
