@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/backoff.hpp"
+
 namespace redlock::detail {
 
 namespace {
@@ -14,15 +16,32 @@ bool is_unknown_command(std::string_view error) {
   return error.find("unknown command") != std::string_view::npos;
 }
 
+// A cluster's answers while a slot changes hands: asked again, the subscription reaches
+// the slot's owner once the cluster and the client's slot map agree on it.
+bool is_passing(std::string_view error) {
+  for (std::string_view word : {"MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN"}) {
+    if (error.find(word) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// Soon enough that a waiter hardly notices a failover, and never a stream of commands at
+// a member that stays away.
+constexpr core::Backoff renewal_backoff{std::chrono::milliseconds(20),
+                                        std::chrono::milliseconds(2000), core::Jitter::upper_half};
+
 }  // namespace
 
 MemberSubscriber::MemberSubscriber(uv_loop_s* loop, net::ConnectionOptions options,
                                    std::chrono::milliseconds timeout, Hooks hooks)
-    : kind_(make_member_kind(options.endpoint, timeout)),
+    : loop_(loop),
+      kind_(make_member_kind(options.endpoint, timeout)),
       timeout_(timeout),
       hooks_(std::move(hooks)),
       pubsub_(kind_->announces_by_shard() ? Pubsub::sharded : Pubsub::plain),
+      random_(options.random ? options.random : core::system_random()),
       self_(std::make_shared<MemberSubscriber*>(this)) {
+  options.random = random_;
   std::weak_ptr<MemberSubscriber*> weak = self_;
   // The member's own connection tells of a slot map it may not read.
   options.on_misconfigured = nullptr;
@@ -83,7 +102,13 @@ void MemberSubscriber::send_subscribe(const std::string& name,
           (*self)->pubsub_ = Pubsub::plain_in_slot;
           return (*self)->send_subscribe(name, std::move(confirmed));
         }
-        if (view.error == errc::redis_error) {
+        const bool refused = view.error == errc::redis_error && !is_passing(view.detail);
+        if (!view.error) {
+          (*self)->renew_streak_ = 0;
+        } else if (!refused && (*self)->hooks_.in_use && (*self)->hooks_.in_use(name)) {
+          (*self)->renew_later(name);
+        }
+        if (refused) {
           if (auto told = std::exchange((*self)->hooks_.refused, nullptr)) {
             told(std::string(kind == Pubsub::sharded ? "SSUBSCRIBE" : "SUBSCRIBE") + " refused (" +
                  std::string(view.detail) +
@@ -94,6 +119,26 @@ void MemberSubscriber::send_subscribe(const std::string& name,
         }
         if (confirmed) confirmed(!view.error);
       });
+}
+
+void MemberSubscriber::renew_later(const std::string& name) {
+  const bool armed = !to_renew_.empty();
+  to_renew_.insert(name);
+  if (armed) return;
+  if (!renew_timer_) renew_timer_ = net::Timer::create(loop_);
+  const auto delay = renewal_backoff.delay(renew_streak_, random_());
+  renew_streak_ = core::next_streak(renew_streak_);
+  std::weak_ptr<MemberSubscriber*> weak = self_;
+  renew_timer_->start(delay, [weak] {
+    if (auto self = weak.lock()) (*self)->renew_due();
+  });
+}
+
+void MemberSubscriber::renew_due() {
+  auto due = std::exchange(to_renew_, {});
+  for (const auto& name : due) {
+    if (hooks_.in_use && hooks_.in_use(name)) send_subscribe(name, nullptr);
+  }
 }
 
 void MemberSubscriber::unsubscribe(const std::string& name) {

@@ -4,7 +4,12 @@
 // Redis Cluster member, a shard channel in the key's slot that only the key's shard
 // publishes on (SPUBLISH), SSUBSCRIBEd on that shard (net/cluster_router.hpp routes it)
 // and again when a shard's connection is ready again (a reconnect, a replica promoted) or
-// the server ends the subscription because the slot moved ("sunsubscribe"). A cluster
+// the server ends the subscription because the slot moved ("sunsubscribe"). A
+// subscription that fails for any reason but a refusal (its connection lost, its deadline
+// passed, redirected twice while a cluster fails over) is asked again after a short
+// jittered back-off while its channel is in use: a cluster may route the renewal to the
+// failed master a moment before its slot map names the replica that replaced it, and
+// nothing else would ask again once the replica's connection is ready. A cluster
 // without sharded pub/sub (before Redis 7.0) PUBLISHes on the shard channel, SUBSCRIBEd
 // on any of its nodes. Whoever subscribes sees channels by their plain name, whatever
 // the kind.
@@ -16,9 +21,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "core/random_source.hpp"
 #include "member/member_kind.hpp"
 #include "net/connection.hpp"
+#include "net/timer.hpp"
 
 struct uv_loop_s;
 
@@ -63,15 +71,23 @@ class MemberSubscriber {
 
   void send_subscribe(const std::string& name, std::function<void(bool ok)> confirmed);
   void on_message(const redisReply* message);
+  // Asks for `name` again after the back-off of the current failure streak.
+  void renew_later(const std::string& name);
+  void renew_due();
   // The channel the member announces `name` on.
   const std::string& wire_name(const std::string& name) const;
 
+  uv_loop_s* loop_;
   std::unique_ptr<MemberKind> kind_;
   std::chrono::milliseconds timeout_;
   Hooks hooks_;
   Pubsub pubsub_;
   // The channels announced elsewhere than on their plain name: plain name -> where.
   std::unordered_map<std::string, std::string> shard_of_;
+  core::RandomSource random_;
+  std::unordered_set<std::string> to_renew_;
+  int renew_streak_ = 0;
+  net::TimerPtr renew_timer_;
   // Replies find this object through it; reset when it goes so that late ones do nothing.
   std::shared_ptr<MemberSubscriber*> self_;
   net::ConnectionPtr connection_;  // last: closed before the members its callbacks touch

@@ -18,69 +18,16 @@
 #include "proxy/fault_proxy.hpp"
 #include "scripts/lock_scripts.hpp"
 #include "support/connection_harness.hpp"
-#include "support/fake_resp_server.hpp"
+#include "support/fake_cluster_node.hpp"
 
 namespace redlock::net {
 namespace {
 
-using test::FakeRespServer;
+using test::FakeNode;
 using test::Outcome;
 using test::TestLoop;
+using test::without_map;
 using namespace std::chrono_literals;
-
-// A scripted cluster node: each command (argv) it receives is recorded and answered with
-// the RESP bytes `answer` gives.
-class FakeNode {
- public:
-  using Answer = std::function<std::string(const std::vector<std::string>& argv)>;
-
-  FakeNode(uv_loop_t* loop, Answer answer)
-      : answer_(std::move(answer)),
-        server_(loop, [this](FakeRespServer::Peer& peer, std::string_view bytes) {
-          receive(peer, bytes);
-        }) {}
-  ~FakeNode() {
-    for (auto& [peer, reader] : readers_) redisReaderFree(reader);
-  }
-
-  std::uint16_t port() const { return server_.port(); }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port()); }
-  const std::vector<std::vector<std::string>>& received() const { return received_; }
-
- private:
-  void receive(FakeRespServer::Peer& peer, std::string_view bytes) {
-    redisReader*& reader = readers_[&peer];
-    if (reader == nullptr) reader = redisReaderCreate();
-    redisReaderFeed(reader, bytes.data(), bytes.size());
-    void* object = nullptr;
-    while (redisReaderGetReply(reader, &object) == REDIS_OK && object != nullptr) {
-      const auto* command = static_cast<redisReply*>(object);
-      std::vector<std::string> argv;
-      for (std::size_t i = 0; i < command->elements; ++i) {
-        argv.emplace_back(command->element[i]->str, command->element[i]->len);
-      }
-      freeReplyObject(object);
-      object = nullptr;
-      received_.push_back(argv);
-      peer.send(answer_(argv));
-    }
-  }
-
-  Answer answer_;
-  std::map<FakeRespServer::Peer*, redisReader*> readers_;
-  std::vector<std::vector<std::string>> received_;
-  FakeRespServer server_;  // last: its handler uses the members above
-};
-
-// A node that knows no slot map (CLUSTER fails, so commands go to the first seed) and
-// answers GET with `get`.
-FakeNode::Answer without_map(std::function<std::string()> get) {
-  return [get = std::move(get)](const std::vector<std::string>& argv) -> std::string {
-    if (argv.at(0) == "CLUSTER") return "-ERR This instance has cluster support disabled\r\n";
-    if (argv.at(0) == "ASKING") return "+OK\r\n";
-    return get();
-  };
-}
 
 TEST(ClusterRouter, ASecondRedirectionIsTheCommandsAnswer) {
   TestLoop loop;

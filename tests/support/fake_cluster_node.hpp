@@ -1,0 +1,71 @@
+#pragma once
+// A scripted Redis Cluster node for tests of what a real cluster does only in a narrow
+// window (a second redirection, a slot map that comes late): each command it receives is
+// recorded and answered with the RESP bytes the test's function gives.
+
+#include <hiredis/hiredis.h>
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/fake_resp_server.hpp"
+
+namespace redlock::test {
+
+class FakeNode {
+ public:
+  using Answer = std::function<std::string(const std::vector<std::string>& argv)>;
+
+  FakeNode(uv_loop_t* loop, Answer answer)
+      : answer_(std::move(answer)),
+        server_(loop, [this](FakeRespServer::Peer& peer, std::string_view bytes) {
+          receive(peer, bytes);
+        }) {}
+  ~FakeNode() {
+    for (auto& [peer, reader] : readers_) redisReaderFree(reader);
+  }
+
+  std::uint16_t port() const { return server_.port(); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port()); }
+  const std::vector<std::vector<std::string>>& received() const { return received_; }
+
+ private:
+  void receive(FakeRespServer::Peer& peer, std::string_view bytes) {
+    redisReader*& reader = readers_[&peer];
+    if (reader == nullptr) reader = redisReaderCreate();
+    redisReaderFeed(reader, bytes.data(), bytes.size());
+    void* object = nullptr;
+    while (redisReaderGetReply(reader, &object) == REDIS_OK && object != nullptr) {
+      const auto* command = static_cast<redisReply*>(object);
+      std::vector<std::string> argv;
+      for (std::size_t i = 0; i < command->elements; ++i) {
+        argv.emplace_back(command->element[i]->str, command->element[i]->len);
+      }
+      freeReplyObject(object);
+      object = nullptr;
+      received_.push_back(argv);
+      peer.send(answer_(argv));
+    }
+  }
+
+  Answer answer_;
+  std::map<FakeRespServer::Peer*, redisReader*> readers_;
+  std::vector<std::vector<std::string>> received_;
+  FakeRespServer server_;  // last: its handler uses the members above
+};
+
+// A node that knows no slot map (CLUSTER fails, so commands go to the first seed) and
+// answers GET with `get`.
+inline FakeNode::Answer without_map(std::function<std::string()> get) {
+  return [get = std::move(get)](const std::vector<std::string>& argv) -> std::string {
+    if (argv.at(0) == "CLUSTER") return "-ERR This instance has cluster support disabled\r\n";
+    if (argv.at(0) == "ASKING") return "+OK\r\n";
+    return get();
+  };
+}
+
+}  // namespace redlock::test
