@@ -136,15 +136,15 @@ class RedisNode final : public Node {
     return kind_->release_channel(key);
   }
 
-  void run(const Command& command, std::chrono::milliseconds timeout, NodeCallback done) override {
+  void run(const Command& command, std::chrono::milliseconds timeout,
+           NodeCallback&& done) override {
     if (!connection_) return answer_closed(std::move(done));
-    if (!command.may_grant) return send_script(command, timeout, std::move(done));
-    ReplicaAcks acks(*this, done, timeout);  // its WAIT goes right behind
-    if (command.by_set_nx_get && set_nx_get_ == SetNxGet::accepted) {
-      return acquire_with_set(command.keys[0], command.args[0], command.args[1], command.holder_ttl,
-                              timeout, acks.callback());
+    // A call that may grant is followed by its WAIT when replicas must acknowledge it.
+    if (replicas_to_ack_ == 0 || !command.may_grant) {
+      return send_command(command, timeout, std::move(done));
     }
-    send_script(command, timeout, acks.callback());
+    ReplicaAcks acks(*this, done, timeout);  // its WAIT goes right behind
+    send_command(command, timeout, acks.callback());
   }
 
   // A release that may not have reached the node (its connection dropped, no reply came,
@@ -153,7 +153,7 @@ class RedisNode final : public Node {
   // owner-checked and idempotent, and without it the node would keep our entry, and
   // refuse everyone else, for the rest of the key's TTL.
   void release(const Command& command, std::chrono::milliseconds timeout,
-               NodeCallback done) override {
+               NodeCallback&& done) override {
     send_release(command, timeout, 0, std::move(done));
   }
 
@@ -339,7 +339,7 @@ class RedisNode final : public Node {
   // one that runs after the key changed hands harms nothing.
   void acquire_with_set(std::string_view key, std::string_view value, std::string_view ttl_ms,
                         HolderTtl holder_ttl, std::chrono::milliseconds timeout,
-                        NodeCallback done) {
+                        NodeCallback&& done) {
     const std::array<std::string_view, 7> set{"SET", key, value, "NX", "PX", ttl_ms, "GET"};
     const bool with_ttl = holder_ttl == HolderTtl::with_attempt;
     const std::uint32_t slot = open_call(std::move(done), with_ttl ? 2 : 1);
@@ -452,7 +452,7 @@ class RedisNode final : public Node {
     for (std::size_t n = 0; n < from.size(); ++n) to[n].assign(from[n]);
   }
 
-  std::uint32_t open_call(NodeCallback done, int replies_due) {
+  std::uint32_t open_call(NodeCallback&& done, int replies_due) {
     std::uint32_t slot = 0;
     if (free_calls_.empty()) {
       slot = static_cast<std::uint32_t>(calls_.size());
@@ -500,8 +500,18 @@ class RedisNode final : public Node {
     });
   }
 
+  // The Command's script, or the plain command that stands for it.
+  void send_command(const Command& command, std::chrono::milliseconds timeout,
+                    NodeCallback&& done) {
+    if (command.by_set_nx_get && set_nx_get_ == SetNxGet::accepted) {
+      return acquire_with_set(command.keys[0], command.args[0], command.args[1], command.holder_ttl,
+                              timeout, std::move(done));
+    }
+    send_script(command, timeout, std::move(done));
+  }
+
   // A Command's script; its reply read by the Command's reader.
-  void send_script(const Command& command, std::chrono::milliseconds timeout, NodeCallback done) {
+  void send_script(const Command& command, std::chrono::milliseconds timeout, NodeCallback&& done) {
     const std::uint32_t slot = open_call(std::move(done), 1);
     calls_[slot].read = command.read;
     connection_->eval(
@@ -528,7 +538,7 @@ class RedisNode final : public Node {
   // The keys and arguments are kept in the call's slot (capacity reused: no allocation
   // once the slots are warm) for the rare re-send.
   void send_release(const Command& command, std::chrono::milliseconds timeout, int tries,
-                    NodeCallback done) {
+                    NodeCallback&& done) {
     if (!connection_) return answer_closed(std::move(done));
     const std::uint32_t slot = open_call(std::move(done), 1);
     Call& call = calls_[slot];

@@ -105,7 +105,8 @@ struct Command {
   /// FanOut lives, a node may encode the command once for all of them.
   bool same_for_every_member = false;
   /// A grant may come of it, so a node asked for replica acknowledgements
-  /// (Node::require_replica_acks) follows it with a WAIT. False for reads.
+  /// (Node::require_replica_acks) follows it with a WAIT. False: no WAIT (the exclusive
+  /// lock's status read, which never grants).
   bool may_grant = true;
 };
 
@@ -182,13 +183,13 @@ class Node {
 
   /// Runs `command` on the member: its script, or the plain command that stands for it.
   virtual void run(const Command& command, std::chrono::milliseconds timeout,
-                   NodeCallback done) = 0;
+                   NodeCallback&& done) = 0;
   /// Runs the owner-checked release `command`, which a node also sends again after a
   /// reconnect (or a retry interval) when it may not have reached the member: idempotent,
   /// it must reach a node that missed it, or the node keeps the holder's entry until its
   /// TTL ends. Its announcement (if any) is in its script and arguments (see Announce).
   virtual void release(const Command& command, std::chrono::milliseconds timeout,
-                       NodeCallback done) = 0;
+                       NodeCallback&& done) = 0;
 
   /// Runs `script` over the set's `keys` (a release as release(), the other calls as
   /// run()) and answers once for the set. This default runs it in one part; a member that

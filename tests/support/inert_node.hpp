@@ -16,8 +16,8 @@ class InertNode : public Node {
  public:
   explicit InertNode(std::string name) : name_(std::move(name)) {}
   const std::string& name() const noexcept override { return name_; }
-  void run(const Command&, std::chrono::milliseconds, NodeCallback) override {}
-  void release(const Command&, std::chrono::milliseconds, NodeCallback) override {}
+  void run(const Command&, std::chrono::milliseconds, NodeCallback&&) override {}
+  void release(const Command&, std::chrono::milliseconds, NodeCallback&&) override {}
   void close() override {}
 
  private:

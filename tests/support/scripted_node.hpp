@@ -53,7 +53,7 @@ class ScriptedNode final : public Node {
 
   // The exclusive lock's acquire (KEYS[1] the key, ARGV[1] the value); anything else is
   // not used by these tests and answered not_held.
-  void run(const Command& command, std::chrono::milliseconds, NodeCallback done) override {
+  void run(const Command& command, std::chrono::milliseconds, NodeCallback&& done) override {
     const std::string key(command.keys.empty() ? std::string_view() : command.keys[0]);
     if (command.script != &scripts::acquire()) {
       return enqueue(false, key, std::move(done), [] { return NodeReply{NodeStatus::not_held}; });
@@ -78,7 +78,7 @@ class ScriptedNode final : public Node {
   }
 
   // The exclusive lock's release: KEYS[1] the key, ARGV[1] the value.
-  void release(const Command& command, std::chrono::milliseconds, NodeCallback done) override {
+  void release(const Command& command, std::chrono::milliseconds, NodeCallback&& done) override {
     const std::string key(command.keys[0]);
     enqueue(true, key, std::move(done), [this, key, value = std::string(command.args[0])] {
       NodeReply reply;

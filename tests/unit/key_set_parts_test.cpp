@@ -149,10 +149,10 @@ class RecordingNode final : public InertNode {
   };
   std::vector<Call> calls;
 
-  void run(const Command& command, std::chrono::milliseconds, NodeCallback done) override {
+  void run(const Command& command, std::chrono::milliseconds, NodeCallback&& done) override {
     record(command, false, std::move(done));
   }
-  void release(const Command& command, std::chrono::milliseconds, NodeCallback done) override {
+  void release(const Command& command, std::chrono::milliseconds, NodeCallback&& done) override {
     record(command, true, std::move(done));
   }
 

@@ -98,17 +98,17 @@ class Kind {
     std::size_t ttl_length_;
   };
   inline void send_acquire(Node& node, const Attempt& attempt, std::chrono::milliseconds timeout,
-                           NodeCallback done) const;
+                           NodeCallback&& done) const;
   /// The owner-checked extension of `value`'s hold to `ttl`.
   inline void send_extend(Node& node, std::string_view value, std::chrono::milliseconds ttl,
-                          std::chrono::milliseconds timeout, NodeCallback done) const;
+                          std::chrono::milliseconds timeout, NodeCallback&& done) const;
   /// The fencing write-back of `acquired`'s tokens for `value`.
   inline void send_write_back(Node& node, std::string_view value, const RoundResult& acquired,
-                              std::chrono::milliseconds timeout, NodeCallback done) const;
+                              std::chrono::milliseconds timeout, NodeCallback&& done) const;
   /// The owner-checked release of `value`'s hold. `keep_intent`: a writer's failed
   /// attempt that may be retried keeps its intent (it must keep new readers out meanwhile).
   inline void send_release(Node& node, std::string_view value, Announce announce,
-                           std::chrono::milliseconds timeout, NodeCallback done,
+                           std::chrono::milliseconds timeout, NodeCallback&& done,
                            bool keep_intent = false) const;
   /// A writer that gives up withdraws its intent from every node.
   void withdraw_intent(Engine& engine, std::chrono::milliseconds timeout) const;
@@ -182,22 +182,22 @@ struct Kind::Entry {
 };
 
 void Kind::send_acquire(Node& node, const Attempt& attempt, std::chrono::milliseconds timeout,
-                        NodeCallback done) const {
+                        NodeCallback&& done) const {
   entry_->acquire(*this, node, attempt, timeout, std::move(done));
 }
 
 void Kind::send_extend(Node& node, std::string_view value, std::chrono::milliseconds ttl,
-                       std::chrono::milliseconds timeout, NodeCallback done) const {
+                       std::chrono::milliseconds timeout, NodeCallback&& done) const {
   entry_->extend(*this, node, value, ttl, timeout, std::move(done));
 }
 
 void Kind::send_write_back(Node& node, std::string_view value, const RoundResult& acquired,
-                           std::chrono::milliseconds timeout, NodeCallback done) const {
+                           std::chrono::milliseconds timeout, NodeCallback&& done) const {
   entry_->write_back(*this, node, value, acquired, timeout, std::move(done));
 }
 
 void Kind::send_release(Node& node, std::string_view value, Announce announce,
-                        std::chrono::milliseconds timeout, NodeCallback done,
+                        std::chrono::milliseconds timeout, NodeCallback&& done,
                         bool keep_intent) const {
   entry_->release(*this, node, value, announce, timeout, std::move(done), keep_intent);
 }
