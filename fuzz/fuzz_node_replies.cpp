@@ -1,9 +1,9 @@
 // The reply path of one lock node, end to end: a real net::Connection (libuv stream,
 // hiredis reader, handshake, NOSCRIPT fallback, error classification) under the Redis
-// node adapter that interprets the lock scripts' replies. The peer is an in-process unix
-// socket server on the same loop that answers the first bytes it receives with the
-// fuzzer's byte stream and then hangs up, so every input ends in a bounded number of
-// loop turns without timers having to fire.
+// node adapter and the exclusive lock's kind, which read the lock scripts' replies. The
+// peer is an in-process unix socket server on the same loop that answers the first bytes
+// it receives with the fuzzer's byte stream and then hangs up, so every input ends in a
+// bounded number of loop turns without timers having to fire.
 //
 // Input layout (seeds in corpus/fuzz_node_replies/ are written in it):
 //   byte 0: bit 0 the URL carries a password (AUTH first), bit 1 database 3 (SELECT),
@@ -27,6 +27,9 @@
 #include <string>
 #include <vector>
 
+#include "client/kinds/kind.hpp"
+#include "client/operations/operations.hpp"
+#include "client/rounds/round.hpp"
 #include "member/node.hpp"
 
 namespace {
@@ -187,6 +190,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.reconnect_max = 1ms;
   auto node = redlock::detail::make_redis_node(&loop, options);
 
+  // The exclusive lock's calls, as its kind assembles them.
+  const auto lock = redlock::detail::Kind::exclusive("k");
+  const redlock::detail::Kind::Attempt attempt(
+      "v", 30s, (flags & 4) != 0,
+      (flags & 8) != 0 ? HolderTtl::with_attempt : HolderTtl::after_refusal);
+  redlock::detail::RoundResult fenced;
+  fenced.max_token = 42;
   std::vector<int> calls(count, 0);
   bool submitting = true;
   for (std::size_t i = 0; i < count; ++i) {
@@ -199,21 +209,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Long deadlines: a reply path that stalls shows up as a libFuzzer timeout.
     switch (op) {
       case Op::acquire:
-        node->acquire("k", "v", 30s, (flags & 4) != 0,
-                      (flags & 8) != 0 ? HolderTtl::with_attempt : HolderTtl::after_refusal, 10s,
-                      done);
+        lock.send_acquire(*node, attempt, 10s, done);
         break;
       case Op::release:
-        node->release("k", "v", (flags & 4) != 0 ? Announce::yes : Announce::no, 10s, done);
+        lock.send_release(*node, "v", (flags & 4) != 0 ? Announce::yes : Announce::no, 10s, done);
         break;
       case Op::extend:
-        node->extend("k", "v", 30s, 10s, done);
+        lock.send_extend(*node, "v", 30s, 10s, done);
         break;
       case Op::fence:
-        node->fence("k", "v", 42, 10s, done);
+        lock.send_write_back(*node, "v", fenced, 10s, done);
         break;
       case Op::inspect:
-        node->inspect("k", 10s, done);
+        redlock::detail::send_status(*node, "k", 10s, done);
         break;
     }
   }

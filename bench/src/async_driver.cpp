@@ -1,4 +1,4 @@
-// W chains of asynchronous acquisitions (lock_async() or its family) on the client's
+// W chains of asynchronous acquisitions (lock_async() or another kind's) on the client's
 // loop thread.
 
 #include <condition_variable>

@@ -15,7 +15,7 @@
 
 namespace redlock_bench {
 
-/// distinct: a key per worker; hot: one key for all. The lock family: shared, every
+/// distinct: a key per worker; hot: one key for all. The other kinds: shared, every
 /// worker a reader of one read-write lock; permits, every worker after one of K permits
 /// of one semaphore; keys, every worker locking its own M keys as one (lock_all).
 enum class Mode { distinct, hot, shared, permits, keys };

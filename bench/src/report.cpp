@@ -54,7 +54,7 @@ std::string report_line(RunFacts facts) {
   out["sync_calls"] = config.sync_calls == redlock::SyncCalls::lead ? "lead" : "hand_off";
   out["run"] = config.run;
   out["mode"] = to_string(config.mode);
-  // Beyond the shared schema: the lock family's parameters (null or 1 where they do not
+  // Beyond the shared schema: the other kinds' parameters (null or 1 where they do not
   // apply), so a line states what was locked.
   out["permits"] = config.mode == Mode::permits ? ordered_json(config.permits) : nullptr;
   out["keys_per_lock"] = config.mode == Mode::keys ? config.keys_per_lock : 1;

@@ -1,6 +1,6 @@
 #pragma once
 // The primitives of the lock family as the checker sees them, and which of their holds may
-// be live on one key at the same instant (docs/family.md has the rules the nodes enforce).
+// be live on one key at the same instant (docs/kinds.md has the rules the nodes enforce).
 
 #include <optional>
 #include <string_view>

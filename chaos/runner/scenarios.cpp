@@ -148,7 +148,7 @@ WorkerSettings contended_on_one_key() {
 // Each worker process misses another minority of the nodes: {3,4}, {0,1} and {2}. Every
 // holder of a majority still shares a node with every other, but a permit of K = 2
 // granted by 3 nodes need not: A on 0-2, B on 2-4 and C on 0,1,3,4 leave no node with
-// more than two (docs/family.md, the quorum proof).
+// more than two (docs/kinds.md, the quorum proof).
 WorkerSettings split_views() {
   WorkerSettings w;
   w.unreachable = {{3, 4}, {0, 1}, {2}};

@@ -6,7 +6,7 @@
 #include "client/calls/acquire_call.hpp"
 #include "client/calls/sync_call.hpp"
 #include "client/engine/engine.hpp"
-#include "client/kinds/held.hpp"
+#include "client/kinds/kind.hpp"
 #include "client/kinds/lock_state.hpp"
 #include "client/operations/acquire.hpp"
 
@@ -19,11 +19,6 @@ LoweredElectionQuorum::LoweredElectionQuorum(const Options& options, int quorum)
 
 Result<Lock> LoweredElectionQuorum::campaign(const std::string& key, std::chrono::milliseconds ttl,
                                              std::chrono::milliseconds wait) {
-  auto held = std::make_shared<detail::Held>();
-  held->primitive = detail::Primitive::keys;
-  held->key = key;
-  held->keys = {key};
-  held->quorum = quorum_;
   LockOptions options;
   options.ttl = ttl;
   options.wait = wait;
@@ -31,10 +26,9 @@ Result<Lock> LoweredElectionQuorum::campaign(const std::string& key, std::chrono
   options.auto_extend = true;
   auto acquired = detail::call_sync<std::shared_ptr<detail::LockState>>(
       *engine_, "campaign",
-      [engine = engine_, held = std::shared_ptr<const detail::Held>(std::move(held)),
+      [engine = engine_, kind = detail::Kind::key_set({key}, quorum_),
        options = std::move(options)](auto deliver) mutable {
-        detail::start_acquire(engine, detail::Kind::of(std::move(held)), std::move(options),
-                              std::move(deliver));
+        detail::start_acquire(engine, std::move(kind), std::move(options), std::move(deliver));
       });
   if (!acquired) return std::move(acquired).error();
   return detail::LockMaker::make(std::move(*acquired));

@@ -26,8 +26,8 @@ class LoweredElectionQuorum {
   Client& client() noexcept { return *client_; }
 
   /// What Election::campaign() takes, with the lowered quorum: a fenced, auto-extended
-  /// lock of `key` (a key set of that one key, the family member whose quorum can be set
-  /// per lock; it excludes lock() and campaign() key by key). Its fencing_token(key) is
+  /// lock of `key` (a key set of that one key, a kind whose quorum can be set per lock;
+  /// it excludes lock() and campaign() key by key). Its fencing_token(key) is
   /// the term. No leader record is written: the checker needs the term and the validity
   /// only.
   Result<Lock> campaign(const std::string& key, std::chrono::milliseconds ttl,

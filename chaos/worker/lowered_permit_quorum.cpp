@@ -7,7 +7,7 @@
 #include "client/calls/acquire_call.hpp"
 #include "client/calls/sync_call.hpp"
 #include "client/engine/engine.hpp"
-#include "client/kinds/held.hpp"
+#include "client/kinds/kind.hpp"
 #include "client/kinds/lock_state.hpp"
 #include "client/operations/acquire.hpp"
 
@@ -20,17 +20,11 @@ LoweredPermitQuorum::LoweredPermitQuorum(const Options& options, int quorum)
 
 Result<Lock> LoweredPermitQuorum::acquire_permit(std::string_view key,
                                                  const SemaphoreOptions& options) {
-  auto held = std::make_shared<detail::Held>();
-  held->primitive = detail::Primitive::permit;
-  held->key = std::string(key);
-  held->permits = options.permits;
-  held->quorum = quorum_;
   auto acquired = detail::call_sync<std::shared_ptr<detail::LockState>>(
       *engine_, "acquire_permit",
-      [engine = engine_, held = std::shared_ptr<const detail::Held>(std::move(held)),
+      [engine = engine_, kind = detail::Kind::permit(std::string(key), options.permits, quorum_),
        lock = options.lock](auto deliver) mutable {
-        detail::start_acquire(engine, detail::Kind::of(std::move(held)), std::move(lock),
-                              std::move(deliver));
+        detail::start_acquire(engine, std::move(kind), std::move(lock), std::move(deliver));
       });
   if (!acquired) return std::move(acquired).error();
   return detail::LockMaker::make(std::move(*acquired));

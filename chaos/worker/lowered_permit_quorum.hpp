@@ -1,8 +1,8 @@
 #pragma once
 // TEST ONLY: a client whose semaphore permits are granted by fewer nodes than the safe
-// quorum floor(N*K/(K+1))+1. Client::acquire_permit refuses such a quorum (docs/family.md
+// quorum floor(N*K/(K+1))+1. Client::acquire_permit refuses such a quorum (docs/kinds.md
 // proves why), so this reaches past the public API into the library's own acquire, the
-// seam its tests use (client/kinds/held.hpp). With it the chaos suite shows the checker
+// seam its tests use (client/kinds/kind.hpp). With it the chaos suite shows the checker
 // catching K+1 holders of K permits; nothing else may use it.
 
 #include <memory>

@@ -34,7 +34,7 @@ enum class errc {
   stale_token,         ///< A fenced write carried a token older than one the store has seen.
   overloaded,          ///< Too many commands are queued for a node that is not answering.
   tls_error,           ///< The TLS handshake or certificate verification failed.
-  wrong_kind,          ///< The key is in use as another primitive (exclusive lock, semaphore,
+  wrong_kind,          ///< The key is in use as another kind of lock (exclusive lock, semaphore,
                        ///< read-write lock); nothing was taken.
   hold_limit_reached,  ///< Auto-extension reached LockOptions::max_hold or max_extensions.
 };

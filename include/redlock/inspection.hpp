@@ -10,7 +10,7 @@
 
 namespace redlock {
 
-/// The kind of lock a key serves on one node (a key serves one kind: docs/family.md).
+/// The kind of lock a key serves on one node (a key serves one kind: docs/kinds.md).
 enum class LockKind {
   unknown,     ///< The node did not answer; NodeView::outcome says why.
   none,        ///< The key does not exist on the node: nothing holds it there.

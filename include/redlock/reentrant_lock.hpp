@@ -1,7 +1,7 @@
 #pragma once
 // Reentrancy with an explicit owner: a ReentrantLock is the owner of one held Lock and
 // counts how often its owner entered it. The count lives here, in the client, never on
-// the nodes (docs/family.md argues why).
+// the nodes (docs/kinds.md argues why).
 
 #include <mutex>
 

@@ -12,7 +12,7 @@ namespace redlock {
 /// any K+1 holders must share a node: (K+1)·q > N·K, so q = floor(N·K/(K+1)) + 1. With
 /// N = 5: K = 1 needs 3 nodes (2 may fail), K = 2 or 3 need 4 (1 may fail), K >= 4 need
 /// all 5 (none may fail). Tolerating f failed nodes with K permits takes f·(K+1)+1 nodes.
-/// docs/family.md has the proof.
+/// docs/kinds.md has the proof.
 struct SemaphoreOptions {
   /// K: holders admitted at once. Must be >= 1. Every user of the key must pass the same
   /// K: each node enforces the K of the request it is running.

@@ -64,9 +64,9 @@ class ClusterMember final : public MemberKind {
   bool announces_by_shard() const noexcept override { return true; }
 
   void run_key_set(Node& node, std::span<const std::string> keys, const KeySetScript& script,
-                   std::chrono::milliseconds timeout, FamilyInterpreter interpret,
+                   std::chrono::milliseconds timeout, ReplyReader read,
                    NodeCallback done) override {
-    run_key_set_by_slot(node, keys, script, timeout, interpret, std::move(done));
+    run_key_set_by_slot(node, keys, script, timeout, read, std::move(done));
   }
 
   // Its shards' masters: "shards 10.0.0.7:7000, 10.0.0.8:7000".

@@ -111,12 +111,10 @@ ScriptCall detached(const ScriptCall& call) {
 }
 
 void send_part(Node& node, const scripts::Script& script, bool release, const ScriptCall& call,
-               std::chrono::milliseconds timeout, FamilyInterpreter interpret, NodeCallback done) {
-  if (release) {
-    return node.release_by_script(script, call.keys, call.args, timeout, interpret,
-                                  std::move(done));
-  }
-  node.run_family_script(script, call.keys, call.args, timeout, interpret, std::move(done));
+               std::chrono::milliseconds timeout, ReplyReader read, NodeCallback done) {
+  const Command command = call.command(script, read);
+  if (release) return node.release(command, timeout, std::move(done));
+  node.run(command, timeout, std::move(done));
 }
 
 // The replies of the parts sent so far; `finish` runs once the last has come. Node
@@ -138,11 +136,10 @@ struct Gathering {
 }  // namespace
 
 void run_key_set_by_slot(Node& node, std::span<const std::string> keys, const KeySetScript& script,
-                         std::chrono::milliseconds timeout, FamilyInterpreter interpret,
-                         NodeCallback done) {
+                         std::chrono::milliseconds timeout, ReplyReader read, NodeCallback done) {
   auto groups = slot_groups(keys);
   if (groups.size() == 1)
-    return node.Node::run_key_set(keys, script, timeout, interpret, std::move(done));
+    return node.Node::run_key_set(keys, script, timeout, read, std::move(done));
   const bool release = script.call == KeySetCall::release;
   // The slot of the set's first key goes last on a release (see the header).
   if (release) std::rotate(groups.begin(), groups.begin() + 1, groups.end());
@@ -167,7 +164,7 @@ void run_key_set_by_slot(Node& node, std::span<const std::string> keys, const Ke
   gathering->left = sent_now;
   if (!release) {
     gathering->finish = [&node, ordered, count, undos, undo_script = script.undo_script,
-                         call = script.call, timeout, interpret,
+                         call = script.call, timeout, read,
                          done = std::move(done)](std::vector<NodeReply>&& parts) {
       std::vector<std::size_t> granted;
       for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -176,20 +173,20 @@ void run_key_set_by_slot(Node& node, std::span<const std::string> keys, const Ke
       auto reply = combine_slot_replies(call, std::move(parts), *ordered, count);
       if (reply.status == NodeStatus::held && !undos->empty()) {
         for (const auto i : granted) {
-          send_part(node, *undo_script, /*release=*/true, (*undos)[i], timeout, interpret,
+          send_part(node, *undo_script, /*release=*/true, (*undos)[i], timeout, read,
                     [](NodeReply&&) {});
         }
       }
       done(std::move(reply));
     };
     for (std::size_t i = 0; i < sent_now; ++i) {
-      send_part(node, *script.script, false, calls[i], timeout, interpret,
+      send_part(node, *script.script, false, calls[i], timeout, read,
                 gathering->part(i, gathering));
     }
     return;
   }
   auto last = std::make_shared<const ScriptCall>(detached(calls.back()));
-  gathering->finish = [&node, ordered, count, last, script = script.script, timeout, interpret,
+  gathering->finish = [&node, ordered, count, last, script = script.script, timeout, read,
                        done = std::move(done)](std::vector<NodeReply>&& replies) mutable {
     // A client closing answers every call cancelled: nothing more is sent.
     const auto cancelled = std::find_if(replies.begin(), replies.end(), [](const auto& part) {
@@ -197,7 +194,7 @@ void run_key_set_by_slot(Node& node, std::span<const std::string> keys, const Ke
     });
     if (cancelled != replies.end()) return done(NodeReply(*cancelled));
     send_part(
-        node, *script, /*release=*/true, *last, timeout, interpret,
+        node, *script, /*release=*/true, *last, timeout, read,
         [ordered, last, replies = std::move(replies), count,
          done = std::move(done)](NodeReply&& first_slot) mutable {
           replies.push_back(std::move(first_slot));
@@ -205,8 +202,7 @@ void run_key_set_by_slot(Node& node, std::span<const std::string> keys, const Ke
         });
   };
   for (std::size_t i = 0; i < sent_now; ++i) {
-    send_part(node, *script.script, true, calls[i], timeout, interpret,
-              gathering->part(i, gathering));
+    send_part(node, *script.script, true, calls[i], timeout, read, gathering->part(i, gathering));
   }
 }
 

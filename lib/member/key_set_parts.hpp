@@ -41,7 +41,6 @@ NodeReply combine_slot_replies(KeySetCall call, std::vector<NodeReply>&& parts,
 /// first-key slot last, once the others answered: waiters listen on that key's channel, and
 /// one woken by its announcement must find the whole set free); one answer for the set.
 void run_key_set_by_slot(Node& node, std::span<const std::string> keys, const KeySetScript& script,
-                         std::chrono::milliseconds timeout, FamilyInterpreter interpret,
-                         NodeCallback done);
+                         std::chrono::milliseconds timeout, ReplyReader read, NodeCallback done);
 
 }  // namespace redlock::detail

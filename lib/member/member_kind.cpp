@@ -16,8 +16,8 @@ std::string MemberKind::companion_key(std::string_view key, std::string_view suf
 
 void MemberKind::run_key_set(Node& node, std::span<const std::string> keys,
                              const KeySetScript& script, std::chrono::milliseconds timeout,
-                             FamilyInterpreter interpret, NodeCallback done) {
-  node.Node::run_key_set(keys, script, timeout, interpret, std::move(done));
+                             ReplyReader read, NodeCallback done) {
+  node.Node::run_key_set(keys, script, timeout, read, std::move(done));
 }
 
 std::unique_ptr<MemberKind> make_member_kind(const net::Endpoint& endpoint,

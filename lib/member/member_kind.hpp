@@ -52,7 +52,7 @@ class MemberKind {
   /// Node::run_key_set for `node`: in one script, Node::run_key_set's default.
   virtual void run_key_set(Node& node, std::span<const std::string> keys,
                            const KeySetScript& script, std::chrono::milliseconds timeout,
-                           FamilyInterpreter interpret, NodeCallback done);
+                           ReplyReader read, NodeCallback done);
   /// Node::serving: empty for a member that is one fixed server.
   virtual std::string serving(const net::Connection& connection) const {
     (void)connection;

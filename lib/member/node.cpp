@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -22,30 +21,46 @@ namespace redlock::detail {
 
 namespace {
 
-// The commands of the round being sent (FanOut), shared by the nodes of this thread.
+// The commands of the round being sent (FanOut), shared by the nodes of this thread: the
+// plain acquire's, and the scripts whose Command is the same for every member, by script
+// (a round runs few).
 struct FanOutCommands {
-  int depth = 0;
-  net::SharedCommand set;            // SET key value NX PX ttl GET
-  net::SharedCommand pttl;           // PTTL key, a waiter's
-  net::SharedCommand release;        // EVALSHA of the release script
-  net::SharedCommand quiet_release;  // EVALSHA of the quiet release script
-  net::SharedCommand shard_release;  // EVALSHA of a cluster member's release script
+  net::SharedCommand set;   // SET key value NX PX ttl GET
+  net::SharedCommand pttl;  // PTTL key, a waiter's
+  struct ByScript {
+    const scripts::Script* script = nullptr;
+    net::SharedCommand command;
+  };
+  std::array<ByScript, 4> scripts;
+  std::size_t scripts_used = 0;
 };
-thread_local FanOutCommands fan_out;
+
+// Kept from round to round, so that the encodings reuse their capacity.
+FanOutCommands& fan_out_storage() {
+  thread_local FanOutCommands commands;
+  return commands;
+}
+
+// FanOut brackets open on this thread, and the commands shared while exactly one is: null
+// otherwise. Plain values, read per node without the guard a thread_local object needs.
+thread_local int fan_out_depth = 0;
+thread_local FanOutCommands* fan_out = nullptr;
 
 net::SharedCommand* shared(net::SharedCommand FanOutCommands::*command) noexcept {
-  return fan_out.depth == 1 ? &(fan_out.*command) : nullptr;
+  return fan_out != nullptr ? &(fan_out->*command) : nullptr;
 }
 
-bool is_integer(const redisReply* reply, long long value) {
-  return reply->type == REDIS_REPLY_INTEGER && reply->integer == value;
-}
-
-std::string decimal(std::uint64_t value) {
-  std::array<char, 24> buffer{};
-  auto [end, ec] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-  (void)ec;
-  return std::string(buffer.data(), end);
+net::SharedCommand* shared(const Command& command) noexcept {
+  if (!command.same_for_every_member || fan_out == nullptr) return nullptr;
+  auto& scripts = fan_out->scripts;
+  for (std::size_t i = 0; i < fan_out->scripts_used; ++i) {
+    if (scripts[i].script == command.script) return &scripts[i].command;
+  }
+  if (fan_out->scripts_used == scripts.size()) return nullptr;
+  auto& added = scripts[fan_out->scripts_used++];
+  added.script = command.script;
+  added.command.clear();
+  return &added.command;
 }
 
 class RedisNode final : public Node {
@@ -98,9 +113,9 @@ class RedisNode final : public Node {
   }
 
   void run_key_set(std::span<const std::string> keys, const KeySetScript& script,
-                   std::chrono::milliseconds timeout, FamilyInterpreter interpret,
+                   std::chrono::milliseconds timeout, ReplyReader read,
                    NodeCallback done) override {
-    kind_->run_key_set(*this, keys, script, timeout, interpret, std::move(done));
+    kind_->run_key_set(*this, keys, script, timeout, read, std::move(done));
   }
 
   void watch_start(core::MemberLife::Rules rules) override {
@@ -117,142 +132,29 @@ class RedisNode final : public Node {
     reply.guard = kind_->guard_of(view);
   }
 
-  void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
-               bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,
-               NodeCallback done) override {
-    // Fencing needs the counter's INCR in the same atomic step as the SET: the script.
-    ReplicaAcks acks(*this, done, timeout);
-    if (!fencing && set_nx_get_ == SetNxGet::accepted && connection_) {
-      return acquire_with_set(key, value, ttl, holder_ttl, timeout, acks.callback());
-    }
-    const std::string fence_key = this->fence_key(key);
-    const std::array<std::string_view, 2> keys{key, fence_key};
-    const std::array<std::string_view, 3> args{value, ttl_text(ttl), fencing ? "1" : "0"};
-    submit(scripts::acquire(), keys, args, timeout,
-           [this, done = acks.callback()](const net::ReplyView& view) {
-             if (view.error) return done(failed_call(view));
-             NodeReply reply = interpret_acquire_script(view.reply, where_);
-             attribute(reply, view);
-             done(std::move(reply));
-           });
+  std::string_view release_channel(std::string_view key) const override {
+    return kind_->release_channel(key);
   }
 
-  void release(std::string_view key, std::string_view value, Announce announce,
-               std::chrono::milliseconds timeout, NodeCallback done) override {
-    send_release(key, value, announce, timeout, 0, std::move(done));
+  void run(const Command& command, std::chrono::milliseconds timeout,
+           NodeCallback&& done) override {
+    if (!connection_) return answer_closed(std::move(done));
+    // A call that may grant is followed by its WAIT when replicas must acknowledge it.
+    if (replicas_to_ack_ == 0 || !command.may_grant) {
+      return send_command(command, timeout, std::move(done));
+    }
+    ReplicaAcks acks(*this, done, timeout);  // its WAIT goes right behind
+    send_command(command, timeout, acks.callback());
   }
 
   // A release that may not have reached the node (its connection dropped, no reply came,
   // or the node was still loading its data after a restart) is sent again when the
   // connection is back and then every retry interval until the node answers: it is
-  // owner-checked and idempotent, and without it the node would keep our value, and
+  // owner-checked and idempotent, and without it the node would keep our entry, and
   // refuse everyone else, for the rest of the key's TTL.
-  void send_release(std::string_view key, std::string_view value, Announce announce,
-                    std::chrono::milliseconds timeout, int tries, NodeCallback done) {
-    if (!connection_) return answer_closed(std::move(done));
-    const std::array<std::string_view, 1> keys{key};
-    const std::array<std::string_view, 1> args{value};
-    const std::uint32_t slot = open_call(std::move(done), 1);
-    Call& call = calls_[slot];
-    call.key.assign(key);
-    call.value.assign(value);
-    call.announce = announce;
-    call.timeout = timeout;
-    call.tries = tries;
-    const bool announced = announce == Announce::yes;
-    // Announced elsewhere than to every subscriber (a cluster's key's shard alone,
-    // scripts::shard_release): on the channel the kind names.
-    if (const auto channel = announced ? kind_->release_channel(key) : std::string_view();
-        !channel.empty()) {
-      const std::array<std::string_view, 2> shard_args{value, channel};
-      return connection_->eval(
-          scripts::shard_release(), keys, shard_args, timeout,
-          [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); },
-          shared(&FanOutCommands::shard_release));
-    }
-    connection_->eval(
-        announced ? scripts::release() : scripts::quiet_release(), keys, args, timeout,
-        [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); },
-        shared(announced ? &FanOutCommands::release : &FanOutCommands::quiet_release));
-  }
-
-  void on_release_reply(std::uint32_t slot, const net::ReplyView& view) {
-    NodeReply reply = owner_checked_reply("release", view, where_);
-    if (reply.status == NodeStatus::connection_error || reply.status == NodeStatus::timeout ||
-        reply.status == NodeStatus::redis_error) {
-      const Call& call = calls_[slot];
-      remember_release(call.key, call.value, call.announce, call.timeout, call.tries + 1,
-                       reply.status != NodeStatus::connection_error);
-    }
-    finish_call(slot, std::move(reply));
-  }
-
-  void extend(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
-              std::chrono::milliseconds timeout, NodeCallback done) override {
-    const std::array<std::string_view, 1> keys{key};
-    const std::array<std::string_view, 2> args{value, ttl_text(ttl)};
-    ReplicaAcks acks(*this, done, timeout);
-    submit(scripts::extend(), keys, args, timeout, owner_checked("extend", acks.callback()));
-  }
-
-  void fence(std::string_view key, std::string_view value, std::uint64_t token,
-             std::chrono::milliseconds timeout, NodeCallback done) override {
-    const std::string fence_key = this->fence_key(key);
-    const std::string token_text = decimal(token);
-    const std::array<std::string_view, 2> keys{key, fence_key};
-    const std::array<std::string_view, 2> args{value, token_text};
-    ReplicaAcks acks(*this, done, timeout);
-    submit(scripts::fence(), keys, args, timeout, owner_checked("fence", acks.callback()));
-  }
-
-  void inspect(std::string_view key, std::chrono::milliseconds timeout,
-               NodeCallback done) override {
-    const std::array<std::string_view, 1> keys{key};
-    submit(scripts::inspect(), keys, {}, timeout,
-           [done = std::move(done), where = &where_](const net::ReplyView& view) {
-             if (view.error) return done(failed_call(view));
-             const redisReply* r = view.reply;
-             if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-                 r->element[0]->type == REDIS_REPLY_INTEGER &&
-                 r->element[1]->type == REDIS_REPLY_STRING) {
-               if (r->element[0]->integer == -3) {
-                 return done(wrong_kind_reply({r->element[1]->str, r->element[1]->len}));
-               }
-               NodeReply status;
-               if (r->element[0]->integer == -2) {
-                 status.status = NodeStatus::not_held;
-               } else {
-                 status.status = NodeStatus::held;
-                 status.remaining_ttl = std::chrono::milliseconds(r->element[0]->integer);
-                 status.holder.assign(r->element[1]->str, r->element[1]->len);
-               }
-               return done(std::move(status));
-             }
-             done(unexpected_reply_to("the inspect script", r, *where));
-           });
-  }
-
-  void run_family_script(const scripts::Script& script, std::span<const std::string_view> keys,
-                         std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-                         FamilyInterpreter interpret, NodeCallback done) override {
-    if (!connection_) return answer_closed(std::move(done));
-    ReplicaAcks acks(*this, done, timeout);  // its WAIT goes right behind
-    const std::uint32_t slot = open_call(acks.callback(), 1);
-    calls_[slot].interpret = interpret;
-    connection_->eval(script, keys, args, timeout, [this, slot](const net::ReplyView& view) {
-      NodeReply reply = view.error ? failed_call(view) : calls_[slot].interpret(view.reply, where_);
-      attribute(reply, view);
-      finish_call(slot, std::move(reply));
-    });
-  }
-
-  // A family release is re-sent like the exclusive one (send_release): owner-checked and
-  // idempotent, it must reach a node that missed it, or the node keeps our entry until
-  // its TTL ends.
-  void release_by_script(const scripts::Script& script, std::span<const std::string_view> keys,
-                         std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-                         FamilyInterpreter interpret, NodeCallback done) override {
-    send_script_release(script, keys, args, timeout, interpret, 0, std::move(done));
+  void release(const Command& command, std::chrono::milliseconds timeout,
+               NodeCallback&& done) override {
+    send_release(command, timeout, 0, std::move(done));
   }
 
   bool has_unwritten() const noexcept override {
@@ -435,10 +337,10 @@ class RedisNode final : public Node {
   // refusal's TTL comes from a PTTL, sent with the attempt (HolderTtl::with_attempt) or
   // after the refusal; the kind of a key of another type from a TYPE. Both only read, so
   // one that runs after the key changed hands harms nothing.
-  void acquire_with_set(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
+  void acquire_with_set(std::string_view key, std::string_view value, std::string_view ttl_ms,
                         HolderTtl holder_ttl, std::chrono::milliseconds timeout,
-                        NodeCallback done) {
-    const std::array<std::string_view, 7> set{"SET", key, value, "NX", "PX", ttl_text(ttl), "GET"};
+                        NodeCallback&& done) {
+    const std::array<std::string_view, 7> set{"SET", key, value, "NX", "PX", ttl_ms, "GET"};
     const bool with_ttl = holder_ttl == HolderTtl::with_attempt;
     const std::uint32_t slot = open_call(std::move(done), with_ttl ? 2 : 1);
     Call& call = calls_[slot];
@@ -526,23 +428,21 @@ class RedisNode final : public Node {
   struct Call {
     NodeCallback done;
     int replies_due = 0;  // reply callbacks still to run; the slot is free at 0
-    std::string key;
-    std::string value;
-    Announce announce = Announce::no;
     std::chrono::milliseconds timeout{0};
-    int tries = 0;
     // An acquire by SET NX GET.
+    std::string key;
     SetAnswer answer = SetAnswer::failed;
     NodeReply reply;
     std::chrono::milliseconds ttl{-1};
     bool set_answered = false;
     bool ttl_asked = false;
     bool ttl_answered = false;
-    // A family script: how its reply reads; for a release, what a re-send needs.
-    FamilyInterpreter interpret = nullptr;
+    // A script: how its reply reads; for a release, what a re-send needs.
+    ReplyReader read = nullptr;
     const scripts::Script* script = nullptr;
     std::vector<std::string> script_keys;
     std::vector<std::string> script_args;
+    int tries = 0;
   };
 
   // Copies `from` into `to`, reusing the capacity `to` and its strings kept from the
@@ -552,7 +452,7 @@ class RedisNode final : public Node {
     for (std::size_t n = 0; n < from.size(); ++n) to[n].assign(from[n]);
   }
 
-  std::uint32_t open_call(NodeCallback done, int replies_due) {
+  std::uint32_t open_call(NodeCallback&& done, int replies_due) {
     std::uint32_t slot = 0;
     if (free_calls_.empty()) {
       slot = static_cast<std::uint32_t>(calls_.size());
@@ -600,92 +500,72 @@ class RedisNode final : public Node {
     });
   }
 
-  // One named result on every path, so that it is built in the caller's slot (NRVO) rather
-  // than moved there: a reply is built for each node twice a cycle.
-  static NodeReply owner_checked_reply(const char* operation, const net::ReplyView& view,
-                                       std::string_view where) {
-    NodeReply reply;
-    if (view.error) {
-      reply = failed_call(view);
-    } else if (is_integer(view.reply, 1)) {
-      reply.status = NodeStatus::granted;
-    } else if (is_integer(view.reply, 0)) {
-      reply.status = NodeStatus::not_held;
-    } else {
-      reply = unexpected_reply_to(std::string("the ") + operation + " script", view.reply, where);
+  // The Command's script, or the plain command that stands for it.
+  void send_command(const Command& command, std::chrono::milliseconds timeout,
+                    NodeCallback&& done) {
+    if (command.by_set_nx_get && set_nx_get_ == SetNxGet::accepted) {
+      return acquire_with_set(command.keys[0], command.args[0], command.args[1], command.holder_ttl,
+                              timeout, std::move(done));
     }
-    return reply;
+    send_script(command, timeout, std::move(done));
   }
 
-  net::ReplyCallback owner_checked(const char* operation, NodeCallback done) const {
-    return [this, done = std::move(done), operation](const net::ReplyView& view) {
-      NodeReply reply = owner_checked_reply(operation, view, where_);
-      attribute(reply, view);
-      done(std::move(reply));
-    };
+  // A Command's script; its reply read by the Command's reader.
+  void send_script(const Command& command, std::chrono::milliseconds timeout, NodeCallback&& done) {
+    const std::uint32_t slot = open_call(std::move(done), 1);
+    calls_[slot].read = command.read;
+    connection_->eval(
+        *command.script, command.keys, command.args, timeout,
+        [this, slot](const net::ReplyView& view) {
+          NodeReply reply = view.error ? failed_call(view) : calls_[slot].read(view.reply, where_);
+          attribute(reply, view);
+          finish_call(slot, std::move(reply));
+        },
+        shared(command));
   }
 
-  void submit(const scripts::Script& script, std::span<const std::string_view> keys,
-              std::span<const std::string_view> args, std::chrono::milliseconds timeout,
-              net::ReplyCallback callback) {
-    if (!connection_) {
-      // Closed: keep the contract (exactly once, never synchronously) without a connection,
-      // answering cancelled on a later loop turn as the connection itself would.
-      net::run_next_turn(loop_, [callback = std::move(callback), where = where_] {
-        const std::string detail = where + ": connection closed";
-        callback(net::ReplyView{make_error_code(errc::cancelled), detail, nullptr});
-      });
-      return;
-    }
-    connection_->eval(script, keys, args, timeout, std::move(callback));
-  }
-
+  // A release kept for a re-send: its script with every key and argument.
   struct UnsentRelease {
-    std::string key;
-    std::string value;
-    Announce announce;
-    std::chrono::milliseconds timeout;
-    std::chrono::steady_clock::time_point given_up_at;
-    int tries;
-    // A family release: its script with every key and argument (key and value unused).
     const scripts::Script* script = nullptr;
-    std::vector<std::string> script_keys;
-    std::vector<std::string> script_args;
-    FamilyInterpreter interpret = nullptr;
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+    ReplyReader read = nullptr;
+    std::chrono::milliseconds timeout{0};
+    std::chrono::steady_clock::time_point given_up_at;
+    int tries = 0;
   };
 
   // The keys and arguments are kept in the call's slot (capacity reused: no allocation
   // once the slots are warm) for the rare re-send.
-  void send_script_release(const scripts::Script& script, std::span<const std::string_view> keys,
-                           std::span<const std::string_view> args,
-                           std::chrono::milliseconds timeout, FamilyInterpreter interpret,
-                           int tries, NodeCallback done) {
+  void send_release(const Command& command, std::chrono::milliseconds timeout, int tries,
+                    NodeCallback&& done) {
     if (!connection_) return answer_closed(std::move(done));
     const std::uint32_t slot = open_call(std::move(done), 1);
     Call& call = calls_[slot];
-    call.interpret = interpret;
-    call.script = &script;
-    assign_strings(call.script_keys, keys);
-    assign_strings(call.script_args, args);
+    call.read = command.read;
+    call.script = command.script;
+    assign_strings(call.script_keys, command.keys);
+    assign_strings(call.script_args, command.args);
     call.timeout = timeout;
     call.tries = tries;
-    connection_->eval(script, keys, args, timeout, [this, slot](const net::ReplyView& view) {
-      on_script_release_reply(slot, view);
-    });
+    connection_->eval(
+        *command.script, command.keys, command.args, timeout,
+        [this, slot](const net::ReplyView& view) { on_release_reply(slot, view); },
+        shared(command));
   }
 
-  void on_script_release_reply(std::uint32_t slot, const net::ReplyView& view) {
+  void on_release_reply(std::uint32_t slot, const net::ReplyView& view) {
     Call& call = calls_[slot];
-    NodeReply reply = view.error ? failed_call(view) : call.interpret(view.reply, where_);
+    NodeReply reply = view.error ? failed_call(view) : call.read(view.reply, where_);
     if (reply.status == NodeStatus::connection_error || reply.status == NodeStatus::timeout ||
         (reply.status == NodeStatus::redis_error && reply.error != errc::wrong_kind)) {
       UnsentRelease release;
+      release.script = call.script;
+      release.keys = call.script_keys;
+      release.args = call.script_args;
+      release.read = call.read;
       release.timeout = call.timeout;
       release.tries = call.tries + 1;
-      release.script = call.script;
-      release.script_keys = call.script_keys;
-      release.script_args = call.script_args;
-      release.interpret = call.interpret;
       remember(std::move(release), reply.status != NodeStatus::connection_error);
     }
     finish_call(slot, std::move(reply));
@@ -694,17 +574,6 @@ class RedisNode final : public Node {
   // `retry_soon`: the node answered (an error) or not at all while connected; else it is
   // unreachable and the release waits for the reconnect. A node that keeps failing the
   // release (a replica: READONLY) is given up on after a few tries, not retried forever.
-  void remember_release(std::string key, std::string value, Announce announce,
-                        std::chrono::milliseconds timeout, int tries, bool retry_soon) {
-    UnsentRelease release;
-    release.key = std::move(key);
-    release.value = std::move(value);
-    release.announce = announce;
-    release.timeout = timeout;
-    release.tries = tries;
-    remember(std::move(release), retry_soon);
-  }
-
   void remember(UnsentRelease release, bool retry_soon) {
     if (release.tries > max_release_tries) return;
     const int tries = release.tries;
@@ -725,17 +594,14 @@ class RedisNode final : public Node {
     auto releases = std::exchange(unsent_releases_, {});
     for (auto& release : releases) {
       if (release.given_up_at < now) continue;
-      if (release.script != nullptr) {
-        const std::vector<std::string_view> keys(release.script_keys.begin(),
-                                                 release.script_keys.end());
-        const std::vector<std::string_view> args(release.script_args.begin(),
-                                                 release.script_args.end());
-        send_script_release(*release.script, keys, args, release.timeout, release.interpret,
-                            release.tries, [](NodeReply) {});
-        continue;
-      }
-      send_release(release.key, release.value, release.announce, release.timeout, release.tries,
-                   [](NodeReply) {});
+      const std::vector<std::string_view> keys(release.keys.begin(), release.keys.end());
+      const std::vector<std::string_view> args(release.args.begin(), release.args.end());
+      Command command;
+      command.script = release.script;
+      command.keys = keys;
+      command.args = args;
+      command.read = release.read;
+      send_release(command, release.timeout, release.tries, [](NodeReply) {});
     }
   }
 
@@ -748,17 +614,6 @@ class RedisNode final : public Node {
       core::Backoff::fixed(std::chrono::milliseconds(200));
   static constexpr int max_release_tries = 10;
 
-  // The decimal text of the TTL last sent, formatted again only when the TTL changes: a
-  // client's locks mostly share one TTL.
-  std::string_view ttl_text(std::chrono::milliseconds ttl) {
-    if (ttl != formatted_ttl_) {
-      const auto end = std::to_chars(ttl_text_, ttl_text_ + sizeof ttl_text_, ttl.count()).ptr;
-      ttl_text_length_ = static_cast<std::size_t>(end - ttl_text_);
-      formatted_ttl_ = ttl;
-    }
-    return {ttl_text_, ttl_text_length_};
-  }
-
   std::string name_;
   // Reply callbacks point at it rather than copy it: they read it only for a reply, and
   // replies come only while the connection is open, so while this node lives.
@@ -769,9 +624,6 @@ class RedisNode final : public Node {
   uv_loop_s* loop_;
   std::chrono::milliseconds probe_timeout_;
   SetNxGet set_nx_get_ = SetNxGet::unknown;
-  std::optional<std::chrono::milliseconds> formatted_ttl_;
-  char ttl_text_[24] = {};
-  std::size_t ttl_text_length_ = 0;
   int replicas_to_ack_ = 0;
   // Replica acknowledgements (cover_by_wait): the grants written since the WAIT in flight,
   // whether one is, and the connection it was sent on.
@@ -786,28 +638,15 @@ class RedisNode final : public Node {
 
 }  // namespace
 
-void Node::run_family_script(const scripts::Script& script, std::span<const std::string_view>,
-                             std::span<const std::string_view>, std::chrono::milliseconds,
-                             FamilyInterpreter, NodeCallback done) {
-  NodeReply reply;
-  reply.status = NodeStatus::redis_error;
-  reply.error = make_error_code(errc::redis_error);
-  reply.detail = name() + ": this node does not run the " + std::string(script.name) + " script";
-  done(std::move(reply));
-}
-
 void Node::run_key_set(std::span<const std::string> keys, const KeySetScript& script,
-                       std::chrono::milliseconds timeout, FamilyInterpreter interpret,
-                       NodeCallback done) {
+                       std::chrono::milliseconds timeout, ReplyReader read, NodeCallback done) {
   ScriptCall call;
   std::vector<std::size_t> positions(keys.size());
   for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = i;
   script.part(positions, call);
-  if (script.call == KeySetCall::release) {
-    return release_by_script(*script.script, call.keys, call.args, timeout, interpret,
-                             std::move(done));
-  }
-  run_family_script(*script.script, call.keys, call.args, timeout, interpret, std::move(done));
+  const Command command = call.command(*script.script, read);
+  if (script.call == KeySetCall::release) return release(command, timeout, std::move(done));
+  run(command, timeout, std::move(done));
 }
 
 std::string Node::fence_key(std::string_view key) const {
@@ -828,16 +667,20 @@ std::unique_ptr<Node> make_redis_node(uv_loop_s* loop, net::ConnectionOptions op
 }
 
 FanOut::FanOut() noexcept {
-  if (++fan_out.depth != 1) return;
-  fan_out.set.clear();
-  fan_out.pttl.clear();
-  fan_out.release.clear();
-  fan_out.quiet_release.clear();
-  fan_out.shard_release.clear();
+  // A bracket inside another shares nothing.
+  if (++fan_out_depth != 1) {
+    fan_out = nullptr;
+    return;
+  }
+  auto& commands = fan_out_storage();
+  commands.set.clear();
+  commands.pttl.clear();
+  commands.scripts_used = 0;
+  fan_out = &commands;
 }
 
 FanOut::~FanOut() {
-  --fan_out.depth;
+  fan_out = --fan_out_depth == 1 ? &fan_out_storage() : nullptr;
 }
 
 NodeReply failed_call(const net::ReplyView& view) {

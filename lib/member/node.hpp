@@ -1,8 +1,12 @@
 #pragma once
 // The seam between the algorithm and I/O: what one lock node can be asked. Each call is
 // asynchronous with its own deadline, and its callback runs exactly once on the loop
-// thread, never from inside the call. The Redis implementation adapts a net::Connection
-// and the Lua scripts; anything else (a scripted fake) can stand in for it.
+// thread, never from inside the call. A node is asked to run a Command (a script with its
+// keys and arguments, assembled by the caller: a lock kind's in client/kinds/kind.hpp) or
+// to release by one; what it adds is the member's: where the names kept beside a key go,
+// how a release is announced, the plain command that stands for the exclusive acquire's
+// script, re-sending a release that may not have arrived. The Redis implementation adapts
+// a net::Connection; anything else (a scripted fake) can stand in for it.
 
 #include <chrono>
 #include <cstdint>
@@ -33,7 +37,7 @@ namespace redlock::detail {
 /// retries the jittered retry delay exists to break).
 enum class Announce : bool { no = false, yes = true };
 
-/// One node's answer, already interpreted.
+/// One node's answer, already interpreted (Command::read).
 ///   acquire: granted (token) | held (holder, remaining_ttl)
 ///   release, extend, fence: granted | not_held
 ///   inspect: held (holder, remaining_ttl) | not_held
@@ -75,24 +79,61 @@ enum class HolderTtl : bool {
   /// attempts take no longer for it.
   with_attempt,
 };
-/// Turns the reply of a lock-family script into a NodeReply; `where` names the node.
-using FamilyInterpreter = NodeReply (*)(const redisReply* reply, std::string_view where);
 
-/// The KEYS and ARGV of one script call. The views point into the caller's strings, which
-/// outlive the call, or into `owned`, for texts made for it (a fence counter's name, a
-/// token in decimal).
+/// Turns the reply to a Command's script into a NodeReply; `where` names the node. Called
+/// only for a reply that is not a transport or Redis error.
+using ReplyReader = NodeReply (*)(const redisReply* reply, std::string_view where);
+
+/// One call on a member: a script with its KEYS and ARGV and how its reply reads. A lock
+/// kind assembles its calls (client/kinds/kind.hpp), the election and the inspection
+/// theirs; a Node only sends them. The views point into the caller's strings, which
+/// outlive the call to Node::run or Node::release (not the call's reply).
+struct Command {
+  const scripts::Script* script = nullptr;
+  std::span<const std::string_view> keys;
+  std::span<const std::string_view> args;
+  ReplyReader read = nullptr;
+  /// The exclusive acquire without fencing (scripts::acquire() with ARGV[3] "0"): a node
+  /// whose server takes SET with NX and GET (Redis 7.0 and later) sends SET KEYS[1]
+  /// ARGV[1] NX PX ARGV[2] GET instead of the script, for the same effect and NodeReply at
+  /// less than half its cost on the server (member/acquire_reply.hpp); a refusal's TTL
+  /// is then asked as `holder_ttl` says.
+  bool by_set_nx_get = false;
+  HolderTtl holder_ttl = HolderTtl::after_refusal;
+  /// Every member of a round is sent the same KEYS and ARGV with this script (nothing in
+  /// them is named per member, as a fencing counter or an announce argument is): while a
+  /// FanOut lives, a node may encode the command once for all of them.
+  bool same_for_every_member = false;
+  /// A grant may come of it, so a node asked for replica acknowledgements
+  /// (Node::require_replica_acks) follows it with a WAIT. False: no WAIT (the exclusive
+  /// lock's status read, which never grants).
+  bool may_grant = true;
+};
+
+/// The KEYS and ARGV of one script call, owning the texts made for it. The views point
+/// into the caller's strings, which outlive the call, or into `owned`, for texts made for
+/// it (a fence counter's name, a token in decimal).
 struct ScriptCall {
   std::vector<std::string_view> keys;
   std::vector<std::string_view> args;
   std::deque<std::string> owned;
   std::string_view own(std::string text) { return owned.emplace_back(std::move(text)); }
+  /// The Command of `script` over these keys and arguments (valid while this lives).
+  Command command(const scripts::Script& script, ReplyReader read) const {
+    Command command;
+    command.script = &script;
+    command.keys = keys;
+    command.args = args;
+    command.read = read;
+    return command;
+  }
 };
 
 /// How the replies of a key set call's parts make the member's one reply (KeySetScript).
 enum class KeySetCall { acquire, extend, release, fence };
 
-/// A lock-family script over the keys of a key set. A member may run it in parts, each on
-/// some of the set's keys (a member whose server runs a script only on keys it can place
+/// A script of a key set over its keys. A member may run it in parts, each on some of
+/// the set's keys (a member whose server runs a script only on keys it can place
 /// together); its one reply grants the set only when every part granted. `part` writes the
 /// KEYS and ARGV of the part made of the set's keys at `positions` (in the set's order), on
 /// the loop thread, before run_key_set returns.
@@ -125,50 +166,36 @@ class Node {
   /// leader record), placed like fence_key(): in the key's slot on a Redis Cluster member.
   virtual std::string companion_key(std::string_view key, std::string_view suffix) const;
   /// The argument by which the release and proclaim scripts announce on this member
-  /// (scripts/family_scripts.hpp): "0" not at all; else how its servers publish, "1" to
+  /// (scripts/kind_scripts.hpp): "0" not at all; else how its servers publish, "1" to
   /// every subscriber, "s" on the key's shard alone.
   virtual std::string_view announce_argument(Announce announce) const noexcept {
     return announce == Announce::no ? "0" : "1";
   }
 
-  virtual void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
-                       bool fencing, HolderTtl holder_ttl, std::chrono::milliseconds timeout,
-                       NodeCallback done) = 0;
-  /// `announce`: publish the release on "<key>:released" for waiters (see Announce).
-  virtual void release(std::string_view key, std::string_view value, Announce announce,
-                       std::chrono::milliseconds timeout, NodeCallback done) = 0;
-  virtual void extend(std::string_view key, std::string_view value, std::chrono::milliseconds ttl,
-                      std::chrono::milliseconds timeout, NodeCallback done) = 0;
-  virtual void fence(std::string_view key, std::string_view value, std::uint64_t token,
-                     std::chrono::milliseconds timeout, NodeCallback done) = 0;
-  virtual void inspect(std::string_view key, std::chrono::milliseconds timeout,
-                       NodeCallback done) = 0;
-  /// Runs a script of the lock family (scripts/family_scripts.hpp); a reply that is not a
-  /// transport or Redis error is handed to `interpret`. Nodes that only speak the
-  /// exclusive lock (test fakes) keep this default, which answers redis_error at once,
-  /// from inside the call.
-  virtual void run_family_script(const scripts::Script& script,
-                                 std::span<const std::string_view> keys,
-                                 std::span<const std::string_view> args,
-                                 std::chrono::milliseconds timeout, FamilyInterpreter interpret,
-                                 NodeCallback done);
-
-  /// A release by a family script: as run_family_script, and like release() sent again
-  /// after a reconnect (or a retry interval) when it may not have reached the node.
-  virtual void release_by_script(const scripts::Script& script,
-                                 std::span<const std::string_view> keys,
-                                 std::span<const std::string_view> args,
-                                 std::chrono::milliseconds timeout, FamilyInterpreter interpret,
-                                 NodeCallback done) {
-    run_family_script(script, keys, args, timeout, interpret, std::move(done));
+  /// The channel an announced release of `key` is published on where it is not
+  /// "<key>:released" to every subscriber (a cluster member's: the key's shard alone, on
+  /// that name placed in the key's slot, announce_argument() "s"); empty for that. Valid
+  /// until the next call on this thread.
+  virtual std::string_view release_channel(std::string_view key) const {
+    (void)key;
+    return {};
   }
 
-  /// Runs `script` over the set's `keys` (a release as release_by_script, the other
-  /// calls as run_family_script) and answers once for the set. This default runs it in one
-  /// part; a member that must split it overrides this (member/key_set_parts.hpp).
+  /// Runs `command` on the member: its script, or the plain command that stands for it.
+  virtual void run(const Command& command, std::chrono::milliseconds timeout,
+                   NodeCallback&& done) = 0;
+  /// Runs the owner-checked release `command`, which a node also sends again after a
+  /// reconnect (or a retry interval) when it may not have reached the member: idempotent,
+  /// it must reach a node that missed it, or the node keeps the holder's entry until its
+  /// TTL ends. Its announcement (if any) is in its script and arguments (see Announce).
+  virtual void release(const Command& command, std::chrono::milliseconds timeout,
+                       NodeCallback&& done) = 0;
+
+  /// Runs `script` over the set's `keys` (a release as release(), the other calls as
+  /// run()) and answers once for the set. This default runs it in one part; a member that
+  /// must split it overrides this (member/key_set_parts.hpp).
   virtual void run_key_set(std::span<const std::string> keys, const KeySetScript& script,
-                           std::chrono::milliseconds timeout, FamilyInterpreter interpret,
-                           NodeCallback done);
+                           std::chrono::milliseconds timeout, ReplyReader read, NodeCallback done);
 
   /// Starts following the member's server's life (core/member_life.hpp) under `rules`,
   /// before any lock command is sent. Nodes that cannot tell (test fakes) keep this
@@ -176,8 +203,8 @@ class Node {
   virtual void watch_start(core::MemberLife::Rules rules) { (void)rules; }
   /// Whether this member's grants count now (core/member_guard.hpp).
   virtual const core::MemberGuard& guard() const noexcept;
-  /// From now on, every call that may grant (acquire, extend, fence, a family script) is
-  /// followed by WAIT `replicas`, and its grant's NodeReply::acks says how many replicas
+  /// From now on, every call that may grant (Command::may_grant) is followed by WAIT
+  /// `replicas`, and its grant's NodeReply::acks says how many replicas
   /// acknowledged it. Nodes that cannot ask (test fakes) keep this default, which does
   /// nothing: their grants never carry a requirement.
   virtual void require_replica_acks(int replicas) { (void)replicas; }

@@ -7,7 +7,7 @@ Script make(std::string_view name, std::string_view source) {
   return make_script(name, source);
 }
 
-// GET runs under pcall: on a key of another type (a semaphore, family_scripts.hpp) it
+// GET runs under pcall: on a key of another type (a semaphore, kind_scripts.hpp) it
 // fails with WRONGTYPE, which the owner checks read as "not ours" and the acquire reports
 // with the key's TYPE (called only then, so a lock-only ACL user needs no +type). Any
 // other failure of it (an ACL user without +get) is the owner checks' answer, an error

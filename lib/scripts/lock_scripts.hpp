@@ -13,7 +13,7 @@ namespace redlock::scripts {
 /// KEYS: lock, fence counter. ARGV: value, ttl_ms, fencing ("1"/"0").
 /// -> {1, token} when SET NX PX succeeded (token = INCR of the counter, or 0 without
 ///    fencing); {0, pttl, holder} when the key is held; {-1, type} when the key is of
-///    another Redis type (another primitive of the family: family_scripts.hpp).
+///    another Redis type (another kind of lock: kind_scripts.hpp).
 const Script& acquire();
 
 /// KEYS: lock. ARGV: value. -> 1 if the key held value and was deleted, and the release

@@ -432,7 +432,7 @@ TEST_F(CliTest, WithOneNodeDownAHeldKeyIsAConflictAndAWaitingRunGetsIt) {
   EXPECT_EQ(holder.result().exit_code, 0) << describe(holder.result());
 }
 
-// K = 2 permits on five nodes need four of them (docs/family.md): with two down the
+// K = 2 permits on five nodes need four of them (docs/kinds.md): with two down the
 // semaphore is out of reach, and the headline names the semaphore's quorum, not the
 // client's majority that three nodes would make.
 TEST_F(CliTest, AnUnreachableSemaphoreNamesItsOwnQuorum) {
@@ -774,7 +774,7 @@ TEST_F(CliTest, AFencedKeySetPassesEveryKeysToken) {
   EXPECT_EQ(tokens, "unset");
 }
 
-TEST_F(CliTest, FamilyFlagsThatContradictEachOtherAreAUsageError) {
+TEST_F(CliTest, KindFlagsThatContradictEachOtherAreAUsageError) {
   EXPECT_EQ(cli({"run", "--shared", "--exclusive", "doc", "--", "true"}).exit_code, 2);
   EXPECT_EQ(cli({"run", "--shared", "--permits", "2", "doc", "--", "true"}).exit_code, 2);
   EXPECT_EQ(cli({"run", "--permits", "0", "doc", "--", "true"}).exit_code, 2);

@@ -16,7 +16,7 @@
 #include <redlock/redlock.hpp>
 
 #include "scripts/election_scripts.hpp"
-#include "scripts/family_scripts.hpp"
+#include "scripts/kind_scripts.hpp"
 #include "scripts/lock_scripts.hpp"
 #include "support/lock_nodes_fixture.hpp"
 #include "support/sharded_cluster.hpp"

@@ -14,7 +14,7 @@
 
 #include "client/calls/sync_call.hpp"
 #include "client/engine/engine.hpp"
-#include "client/kinds/held.hpp"
+#include "client/kinds/kind.hpp"
 #include "client/operations/acquire.hpp"
 #include "support/lock_nodes_fixture.hpp"
 
@@ -101,13 +101,10 @@ TEST_F(SemaphoreTest, AnExpiredHoldersExtendIsRefusedByEveryNodeAndRevivesNothin
   auto long_lived = client->acquire_permit("pool", permits(2, 20s));
   ASSERT_TRUE(long_lived);
   auto engine = detail::Engine::create(options());
-  auto held = std::make_shared<detail::Held>();
-  held->key = "pool";
-  held->permits = 2;
-  held->quorum = 3;
   auto state = detail::call_sync<std::shared_ptr<detail::LockState>>(
-      *engine, "acquire", [engine, held](auto deliver) {
-        detail::start_acquire(engine, detail::Kind::of(held), {.ttl = 200ms}, std::move(deliver));
+      *engine, "acquire", [engine](auto deliver) {
+        detail::start_acquire(engine, detail::Kind::permit("pool", 2, 3), {.ttl = 200ms},
+                              std::move(deliver));
       });
   ASSERT_TRUE(state) << state.error().message();
   std::this_thread::sleep_for(300ms);
@@ -272,13 +269,10 @@ class SemaphoreQuorumBoundTest : public SemaphoreTest {
 
   static Result<std::shared_ptr<detail::LockState>> take(
       const std::shared_ptr<detail::Engine>& engine, int quorum) {
-    auto held = std::make_shared<detail::Held>();
-    held->key = "bounded";
-    held->permits = 2;
-    held->quorum = quorum;
     return detail::call_sync<std::shared_ptr<detail::LockState>>(
-        *engine, "acquire", [engine, held](auto deliver) {
-          detail::start_acquire(engine, detail::Kind::of(held), {.ttl = 10s}, std::move(deliver));
+        *engine, "acquire", [engine, quorum](auto deliver) {
+          detail::start_acquire(engine, detail::Kind::permit("bounded", 2, quorum), {.ttl = 10s},
+                                std::move(deliver));
         });
   }
 

@@ -264,7 +264,7 @@ void expect(const Expected& expected, const Told& told, std::string node) {
 
 std::vector<std::string> master_rule() {
   return security_test::joined(security_test::joined(security_test::sentinel_master_lock_rule(),
-                                                     security_test::family_additions()),
+                                                     security_test::semaphore_additions()),
                                security_test::replica_ack_additions());
 }
 
@@ -420,7 +420,7 @@ TEST_F(AclSentinelMember, AFailoverIsGuardedAsTheLockUser) {
 
 std::vector<std::string> cluster_rule() {
   return security_test::joined(security_test::cluster_lock_rule(),
-                               security_test::family_additions());
+                               security_test::semaphore_additions());
 }
 
 const std::string no_slot_map = "lacks-slot-maps";

@@ -57,8 +57,8 @@ inline std::vector<std::string> digest_fallback_additions() {
   return {"+script|load"};
 }
 
-/// The lock family's counting semaphore (docs/family.md).
-inline std::vector<std::string> family_additions() {
+/// The counting semaphore (docs/kinds.md).
+inline std::vector<std::string> semaphore_additions() {
   return {"+type", "+time", "+zadd", "+zrem", "+zcard", "+zrange", "+zscore", "+zremrangebyscore"};
 }
 

@@ -18,6 +18,7 @@
 
 #include "member/node.hpp"
 #include "net/timer.hpp"
+#include "scripts/lock_scripts.hpp"
 
 namespace redlock::detail {
 
@@ -50,31 +51,36 @@ class ScriptedNode final : public Node {
 
   const std::string& name() const noexcept override { return name_; }
 
-  void acquire(std::string_view key, std::string_view value, std::chrono::milliseconds, bool,
-               HolderTtl, std::chrono::milliseconds, NodeCallback done) override {
+  // The exclusive lock's acquire (KEYS[1] the key, ARGV[1] the value); anything else is
+  // not used by these tests and answered not_held.
+  void run(const Command& command, std::chrono::milliseconds, NodeCallback&& done) override {
+    const std::string key(command.keys.empty() ? std::string_view() : command.keys[0]);
+    if (command.script != &scripts::acquire()) {
+      return enqueue(false, key, std::move(done), [] { return NodeReply{NodeStatus::not_held}; });
+    }
     for (const auto& call : queue_) {
       if (call.release && call.key == key) ++observed_.acquires_behind_release;
     }
     observed_.sent_acquire();
-    enqueue(false, key, std::move(done),
-            [this, key = std::string(key), value = std::string(value)] {
-              NodeReply reply;
-              auto [it, free] = store_.try_emplace(key, value);
-              if (free) {
-                reply.status = NodeStatus::granted;
-              } else {
-                reply.status = NodeStatus::held;
-                reply.holder = it->second;
-                reply.remaining_ttl = std::chrono::seconds(10);
-              }
-              ++observed_.acquires_answered;
-              return reply;
-            });
+    enqueue(false, key, std::move(done), [this, key, value = std::string(command.args[0])] {
+      NodeReply reply;
+      auto [it, free] = store_.try_emplace(key, value);
+      if (free) {
+        reply.status = NodeStatus::granted;
+      } else {
+        reply.status = NodeStatus::held;
+        reply.holder = it->second;
+        reply.remaining_ttl = std::chrono::seconds(10);
+      }
+      ++observed_.acquires_answered;
+      return reply;
+    });
   }
 
-  void release(std::string_view key, std::string_view value, Announce, std::chrono::milliseconds,
-               NodeCallback done) override {
-    enqueue(true, key, std::move(done), [this, key = std::string(key), value = std::string(value)] {
+  // The exclusive lock's release: KEYS[1] the key, ARGV[1] the value.
+  void release(const Command& command, std::chrono::milliseconds, NodeCallback&& done) override {
+    const std::string key(command.keys[0]);
+    enqueue(true, key, std::move(done), [this, key, value = std::string(command.args[0])] {
       NodeReply reply;
       auto it = store_.find(key);
       const bool ours = it != store_.end() && it->second == value;
@@ -82,19 +88,6 @@ class ScriptedNode final : public Node {
       reply.status = ours ? NodeStatus::granted : NodeStatus::not_held;
       return reply;
     });
-  }
-
-  // Not used by this test.
-  void extend(std::string_view key, std::string_view, std::chrono::milliseconds,
-              std::chrono::milliseconds, NodeCallback done) override {
-    enqueue(false, key, std::move(done), [] { return NodeReply{NodeStatus::not_held}; });
-  }
-  void fence(std::string_view key, std::string_view, std::uint64_t, std::chrono::milliseconds,
-             NodeCallback done) override {
-    enqueue(false, key, std::move(done), [] { return NodeReply{NodeStatus::not_held}; });
-  }
-  void inspect(std::string_view key, std::chrono::milliseconds, NodeCallback done) override {
-    enqueue(false, key, std::move(done), [] { return NodeReply{NodeStatus::not_held}; });
   }
 
   void close() override {

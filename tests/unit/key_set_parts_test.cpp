@@ -14,7 +14,7 @@
 
 #include "inert_node.hpp"
 #include "net/cluster_slot.hpp"
-#include "scripts/family_scripts.hpp"
+#include "scripts/kind_scripts.hpp"
 
 namespace redlock::detail {
 namespace {
@@ -149,23 +149,18 @@ class RecordingNode final : public InertNode {
   };
   std::vector<Call> calls;
 
-  void run_family_script(const scripts::Script& script, std::span<const std::string_view> keys,
-                         std::span<const std::string_view> args, std::chrono::milliseconds,
-                         FamilyInterpreter, NodeCallback done) override {
-    record(script, keys, args, false, std::move(done));
+  void run(const Command& command, std::chrono::milliseconds, NodeCallback&& done) override {
+    record(command, false, std::move(done));
   }
-  void release_by_script(const scripts::Script& script, std::span<const std::string_view> keys,
-                         std::span<const std::string_view> args, std::chrono::milliseconds,
-                         FamilyInterpreter, NodeCallback done) override {
-    record(script, keys, args, true, std::move(done));
+  void release(const Command& command, std::chrono::milliseconds, NodeCallback&& done) override {
+    record(command, true, std::move(done));
   }
 
  private:
-  void record(const scripts::Script& script, std::span<const std::string_view> keys,
-              std::span<const std::string_view> args, bool release, NodeCallback done) {
-    calls.push_back({std::string(script.name),
-                     {keys.begin(), keys.end()},
-                     {args.begin(), args.end()},
+  void record(const Command& command, bool release, NodeCallback done) {
+    calls.push_back({std::string(command.script->name),
+                     {command.keys.begin(), command.keys.end()},
+                     {command.args.begin(), command.args.end()},
                      release,
                      std::move(done)});
   }

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "core/acquisition.hpp"
-#include "core/family_quorum.hpp"
+#include "core/semaphore_quorum.hpp"
 
 namespace redlock::core {
 namespace {

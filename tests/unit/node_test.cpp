@@ -8,6 +8,7 @@
 
 #include <chrono>
 
+#include "client/kinds/kind.hpp"
 #include "net/endpoint.hpp"
 
 namespace redlock::detail {
@@ -28,11 +29,14 @@ TEST(RedisNode, CallsAfterCloseAreAnsweredCancelledOnALaterLoopTurn) {
 
     int calls = 0;
     NodeReply seen;
-    node->acquire("key", "value", 10s, false, HolderTtl::after_refusal, 50ms, [&](NodeReply reply) {
+    // The exclusive lock's calls, as its kind assembles them.
+    const auto kind = Kind::exclusive("key");
+    const Kind::Attempt attempt("value", 10s, false, HolderTtl::after_refusal);
+    kind.send_acquire(*node, attempt, 50ms, [&](NodeReply reply) {
       ++calls;
       seen = std::move(reply);
     });
-    node->release("key", "value", Announce::no, 50ms, [&](NodeReply) { ++calls; });
+    kind.send_release(*node, "value", Announce::no, 50ms, [&](NodeReply) { ++calls; });
     EXPECT_EQ(calls, 0) << "answered from inside the call";
     node.reset();  // the answer does not depend on the node living on
     uv_run(&loop, UV_RUN_DEFAULT);

@@ -233,8 +233,7 @@ Result<milliseconds> Client::extend(std::string_view key, std::string_view value
       *engine_, "extend",
       [engine = engine_, key = std::string(key), value = std::string(value),
        ttl](auto deliver) mutable {
-        detail::start_extend(engine, nullptr, std::move(key), std::move(value), ttl,
-                             std::move(deliver));
+        detail::start_extend(engine, std::move(key), std::move(value), ttl, std::move(deliver));
       });
   if (!extended) return std::move(extended).error();
   return core::validity_left(*extended, core::Clock::now());
@@ -249,7 +248,7 @@ void Client::extend_async(std::string_view key, std::string_view value, millisec
       *engine_, "extend_async", quoted("extend", key), std::move(problem),
       [engine = engine_, key = std::string(key), value = std::string(value),
        ttl](auto deliver) mutable {
-        detail::start_extend(engine, nullptr, std::move(key), std::move(value), ttl,
+        detail::start_extend(engine, std::move(key), std::move(value), ttl,
                              [deliver](Result<core::Clock::time_point> extended) {
                                if (!extended) return deliver(std::move(extended).error());
                                deliver(core::validity_left(*extended, core::Clock::now()));

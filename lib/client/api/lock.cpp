@@ -5,7 +5,7 @@
 #include "client/calls/async_call.hpp"
 #include "client/calls/sync_call.hpp"
 #include "client/engine/engine.hpp"
-#include "client/kinds/held.hpp"
+#include "client/kinds/kind.hpp"
 #include "client/kinds/lock_state.hpp"
 #include "client/loop/fork_guard.hpp"
 #include "client/loop/user_callback.hpp"
@@ -134,7 +134,7 @@ Lock::~Lock() {
 }
 
 const std::string& Lock::resource() const noexcept {
-  return state_ ? state_->resource : empty_string;
+  return state_ ? state_->resource() : empty_string;
 }
 const std::string& Lock::value() const noexcept {
   return state_ ? state_->value : empty_string;
@@ -168,7 +168,7 @@ bool Lock::owned() const noexcept {
 Result<void> Lock::extend(milliseconds ttl) {
   if (!state_) return moved_from_error("extend");
   auto& engine = *state_->engine;
-  if (engine.forked()) return engine.fork_error("extend " + detail::quote_key(state_->resource));
+  if (engine.forked()) return engine.fork_error("extend " + detail::quote_key(state_->resource()));
   if (auto problem = invalid_ttl("extend", engine.check_extend_ttl(ttl))) {
     return *problem;
   }
@@ -186,7 +186,7 @@ void Lock::unlock_async(std::function<void(Result<void>)> done) {
     detail::call_user("unlock_async", done, Result<void>());
   };
   if (state_ && state_->engine->forked()) {
-    return deliver(state_->engine->fork_error("unlock " + detail::quote_key(state_->resource)));
+    return deliver(state_->engine->fork_error("unlock " + detail::quote_key(state_->resource())));
   }
   if (!state_ || !state_->request_release()) return deliver(detail::Released{});
   // Counted here, before the hop: the handle may be destroyed before the loop runs it.
@@ -198,14 +198,14 @@ void Lock::unlock_async(std::function<void(Result<void>)> done) {
       [state = state_, shared_deliver] { start_unlock(state, std::move(*shared_deliver)); });
   if (!posted) {
     state_->releases_in_flight.fetch_sub(1);
-    (*shared_deliver)(detail::cancelled_error("unlock " + detail::quote_key(state_->resource)));
+    (*shared_deliver)(detail::cancelled_error("unlock " + detail::quote_key(state_->resource())));
   }
 }
 
 Result<void> Lock::unlock() {
   if (release_confirmed(state_)) return {};
   if (state_->engine->forked()) {
-    return state_->engine->fork_error("unlock " + detail::quote_key(state_->resource));
+    return state_->engine->fork_error("unlock " + detail::quote_key(state_->resource()));
   }
   // Like extend(): on the loop thread nothing may wait, so the call is refused and changes
   // nothing (unlock_async() or the destructor release from there).
@@ -225,7 +225,7 @@ void Lock::extend_async(milliseconds ttl, std::function<void(Result<void>)> done
     return done(Error(make_error_code(errc::not_held), "extend: this Lock was moved from"));
   }
   detail::call_async<void>(
-      *state_->engine, "extend_async", "extend " + detail::quote_key(state_->resource),
+      *state_->engine, "extend_async", "extend " + detail::quote_key(state_->resource()),
       invalid_ttl("extend", state_->engine->check_extend_ttl(ttl)),
       [state = state_, ttl](auto deliver) {
         detail::extend_lock(state, ttl, [deliver](Result<core::Clock::time_point> extended) {
@@ -238,20 +238,13 @@ void Lock::extend_async(milliseconds ttl, std::function<void(Result<void>)> done
 
 std::vector<std::string> Lock::resources() const {
   if (!state_) return {};
-  if (state_->held && state_->held->primitive == detail::Primitive::keys) return state_->held->keys;
-  return {state_->resource};
+  const auto keys = state_->kind.keys();
+  return {keys.begin(), keys.end()};
 }
 
 std::optional<std::uint64_t> Lock::fencing_token(std::string_view key) const {
   if (!state_) return std::nullopt;
-  const auto& held = state_->held;
-  if (held && held->primitive == detail::Primitive::keys) {
-    for (std::size_t i = 0; i < held->keys.size() && i < state_->tokens.size(); ++i) {
-      if (held->keys[i] == key) return state_->tokens[i];
-    }
-    return std::nullopt;
-  }
-  return key == state_->resource ? state_->token : std::nullopt;
+  return state_->kind.token_of(key, state_->token, state_->tokens);
 }
 
 }  // namespace redlock

@@ -1,60 +1,63 @@
 #pragma once
-// What one kind of lock (exclusive, permit, reader, writer, key set) brings to the
-// acquisition every kind shares (client/operations/acquire.hpp): its scripts, its quorum, how a
-// refusal reads, and a writer's intent. Data and dispatch only: every decision is
-// core::Acquisition's.
+// A kind of lock: the exclusive lock on one key, a permit of a counting semaphore, a
+// reader or the writer of a read-write lock, a key set. Every lock is one Kind value, the
+// exclusive lock's like any other: what it holds (its key or keys, a semaphore's K, a
+// writer's intent) and its quorum, and, through its entry of one table (kind.cpp), its
+// calls on a member (the scripts, their keys and arguments: assembled there and nowhere
+// else), how their replies read, how a refusal names the holder, and the choices of the
+// acquisition that are its own. Data and dispatch only: every decision is
+// core::Acquisition's; a Node only sends what a kind assembled (member/node.hpp).
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "client/util/function_ref.hpp"
 #include "member/node.hpp"
 
 namespace redlock::detail {
 
 class Engine;
-struct Held;
 struct RoundResult;
-
-/// How messages name the lock `held` holds on `key` (the exclusive lock when null):
-/// `"k"`, `read lock "k"`, `semaphore "k" (3 permits)`...
-std::string describe_lock(const Held* held, std::string_view key);
-/// The quorum of every round on it; 0 = the client's.
-int quorum_of(const Held* held) noexcept;
-/// Calls `each` with every key it holds (a key set's, or `key`).
-void for_each_key(const Held* held, const std::string& key,
-                  FunctionRef<void(const std::string&)> each);
-/// The owner-checked extend and release of that lock on one node.
-void send_extend(Node& node, const Held* held, std::string_view key, std::string_view value,
-                 std::chrono::milliseconds ttl, std::chrono::milliseconds timeout,
-                 NodeCallback done);
-/// `keep_intent`: a writer's failed attempt that may be retried keeps its intent.
-void send_release(Node& node, const Held* held, std::string_view key, std::string_view value,
-                  Announce announce, std::chrono::milliseconds timeout, NodeCallback done,
-                  bool keep_intent = false);
 
 class Kind {
  public:
   /// The exclusive lock on `key`.
   static Kind exclusive(std::string key);
-  /// A primitive of the family (client/kinds/held.hpp).
-  static Kind of(std::shared_ptr<const Held> held);
+  /// One of `permits` permits of the counting semaphore `key`.
+  static Kind permit(std::string key, int permits, int quorum);
+  /// A shared hold of the read-write lock `key`.
+  static Kind reader(std::string key, int quorum);
+  /// The exclusive hold of the read-write lock `key`. `intent`: the id of its intent
+  /// entry, the same for every attempt of one acquisition (a waiting writer keeps new
+  /// readers out, scripts/kind_scripts.hpp); `intent_ttl`: how long one attempt's intent
+  /// lasts on a node unless refreshed by the next attempt.
+  static Kind writer(std::string key, int quorum, std::string intent,
+                     std::chrono::milliseconds intent_ttl);
+  /// Exclusive locks on every one of `keys` (in the caller's order, without duplicates,
+  /// at least one) taken as one.
+  static Kind key_set(std::vector<std::string> keys, int quorum);
+
+  /// The exclusive lock on no key yet (a LockState before its acquisition hands it one).
+  Kind();
 
   /// The key the waiter listens on (a key set's first).
-  const std::string& key() const noexcept;
-  /// The key, moved out (the acquisition's last use of it).
-  std::string take_key();
-  /// Null for the exclusive lock.
-  const std::shared_ptr<const Held>& held() const noexcept { return held_; }
+  const std::string& key() const noexcept { return key_; }
+  /// Every key it holds, in the caller's order: one but for a key set.
+  std::span<const std::string> keys() const noexcept;
   /// How messages name it: `lock "k"`, `read lock "k"`, `semaphore "k" (3 permits)`...
   std::string describe() const;
-  /// The quorum of every round on this lock; 0 = the client's.
-  int quorum() const noexcept;
+  /// The quorum of every round on this lock (acquire, extend, release); 0 = the client's.
+  int quorum() const noexcept { return quorum_; }
+  /// A semaphore's K; 0 for the other kinds.
+  int permits() const noexcept { return permits_; }
+  /// A writer's intent id and TTL; empty and 0 for the other kinds.
+  const std::string& intent() const noexcept;
+  std::chrono::milliseconds intent_ttl() const noexcept;
   /// Fencing applies (the write-back runs): exclusive locks, writers and key sets.
   bool fences() const noexcept;
   /// A waiter sleeps until a holder's entry can expire; a key set listens on one of its
@@ -71,26 +74,54 @@ class Kind {
   /// takes it without a wake's round trip (half the cycles of 16 waiters on 4 permits
   /// when it queued).
   bool queues_behind_waiters() const noexcept;
-  std::size_t key_count() const noexcept;
+  std::size_t key_count() const noexcept { return keys().size(); }
 
-  void send_acquire(Node& node, std::string_view value, std::chrono::milliseconds ttl, bool fencing,
-                    HolderTtl holder_ttl, std::chrono::milliseconds timeout,
-                    NodeCallback done) const;
+  // --- its calls on one member ------------------------------------------------------------
+  /// What one attempt sends every member: `value` for `ttl`, with a fencing token or not;
+  /// `holder_ttl`: how a refusal's TTL is learnt where the member cannot tell it with the
+  /// refusal (Command::by_set_nx_get). Its texts are made once for the round.
+  class Attempt {
+   public:
+    Attempt(std::string_view value, std::chrono::milliseconds ttl, bool fencing,
+            HolderTtl holder_ttl) noexcept;
+    Attempt(const Attempt&) = delete;
+    Attempt& operator=(const Attempt&) = delete;
+
+    std::string_view value;
+    bool fencing;
+    HolderTtl holder_ttl;
+    /// The TTL in decimal milliseconds.
+    std::string_view ttl_ms() const noexcept { return {ttl_text_, ttl_length_}; }
+
+   private:
+    char ttl_text_[24];
+    std::size_t ttl_length_;
+  };
+  inline void send_acquire(Node& node, const Attempt& attempt, std::chrono::milliseconds timeout,
+                           NodeCallback&& done) const;
+  /// The owner-checked extension of `value`'s hold to `ttl`.
+  inline void send_extend(Node& node, std::string_view value, std::chrono::milliseconds ttl,
+                          std::chrono::milliseconds timeout, NodeCallback&& done) const;
   /// The fencing write-back of `acquired`'s tokens for `value`.
-  void send_write_back(Node& node, std::string_view value, const RoundResult& acquired,
-                       std::chrono::milliseconds timeout, NodeCallback done) const;
-  /// `keep_intent`: a writer's failed attempt that may be retried keeps its intent.
-  void send_release(Node& node, std::string_view value, Announce announce,
-                    std::chrono::milliseconds timeout, NodeCallback done,
-                    bool keep_intent = false) const;
+  inline void send_write_back(Node& node, std::string_view value, const RoundResult& acquired,
+                              std::chrono::milliseconds timeout, NodeCallback&& done) const;
+  /// The owner-checked release of `value`'s hold. `keep_intent`: a writer's failed
+  /// attempt that may be retried keeps its intent (it must keep new readers out meanwhile).
+  inline void send_release(Node& node, std::string_view value, Announce announce,
+                           std::chrono::milliseconds timeout, NodeCallback&& done,
+                           bool keep_intent = false) const;
   /// A writer that gives up withdraws its intent from every node.
   void withdraw_intent(Engine& engine, std::chrono::milliseconds timeout) const;
 
+  // --- what its rounds' replies say -------------------------------------------------------
   /// A key set's grants must carry one token per key.
   bool token_count_mismatch(const RoundResult& acquired) const;
   /// The tokens a reached round hands out: one, or one per key of a key set.
   void tokens_of(const RoundResult& acquired, std::optional<std::uint64_t>& token,
                  std::vector<std::uint64_t>& tokens) const;
+  /// The fencing token of `key` among those tokens_of() handed out, if it holds `key`.
+  std::optional<std::uint64_t> token_of(std::string_view key, std::optional<std::uint64_t> token,
+                                        const std::vector<std::uint64_t>& tokens) const;
 
   struct Holder {
     /// Other holders refused on a quorum of nodes (not a split vote).
@@ -103,9 +134,76 @@ class Kind {
   };
   Holder holder_on_quorum(const RoundResult& refused) const;
 
+  struct Entry;
+
  private:
-  std::string key_;  // the exclusive lock's
-  std::shared_ptr<const Held> held_;
+  // What only some kinds hold: a key set's keys, a writer's intent.
+  struct Extra {
+    std::vector<std::string> keys;
+    std::string intent;
+    std::chrono::milliseconds intent_ttl{0};
+  };
+
+  explicit Kind(const Entry& entry) : entry_(&entry) {}
+
+  const Entry* entry_;
+  int quorum_ = 0;
+  int permits_ = 0;
+  std::string key_;                     // a key set's first
+  std::shared_ptr<const Extra> extra_;  // null for the kinds that hold none of it
 };
+
+/// One kind's entry in the table of kinds (kind.cpp): its calls on a member, each of which
+/// assembles its script's keys and arguments (the only code that does), and the choices
+/// that are its own.
+struct Kind::Entry {
+  std::string (*describe)(const Kind& kind);
+  void (*acquire)(const Kind& kind, Node& node, const Attempt& attempt,
+                  std::chrono::milliseconds timeout, NodeCallback&& done);
+  void (*extend)(const Kind& kind, Node& node, std::string_view value,
+                 std::chrono::milliseconds ttl, std::chrono::milliseconds timeout,
+                 NodeCallback&& done);
+  /// Null for the kinds that carry no fencing token (permits, readers).
+  void (*write_back)(const Kind& kind, Node& node, std::string_view value,
+                     const RoundResult& acquired, std::chrono::milliseconds timeout,
+                     NodeCallback&& done);
+  void (*release)(const Kind& kind, Node& node, std::string_view value, Announce announce,
+                  std::chrono::milliseconds timeout, NodeCallback&& done, bool keep_intent);
+  /// One holder at a time (the exclusive lock): the holder a refusal names is the value
+  /// that refused on the most nodes. Else every refusal names a holder that holds.
+  bool one_holder;
+  bool sleeps_on_holder;
+  bool keeps_wake;
+  bool queues_behind_waiters;
+  /// A writer's: an intent entry each attempt refreshes, withdrawn when it gives up.
+  bool has_intent;
+  /// A key set's: a fencing token per key.
+  bool token_per_key;
+};
+
+void Kind::send_acquire(Node& node, const Attempt& attempt, std::chrono::milliseconds timeout,
+                        NodeCallback&& done) const {
+  entry_->acquire(*this, node, attempt, timeout, std::move(done));
+}
+
+void Kind::send_extend(Node& node, std::string_view value, std::chrono::milliseconds ttl,
+                       std::chrono::milliseconds timeout, NodeCallback&& done) const {
+  entry_->extend(*this, node, value, ttl, timeout, std::move(done));
+}
+
+void Kind::send_write_back(Node& node, std::string_view value, const RoundResult& acquired,
+                           std::chrono::milliseconds timeout, NodeCallback&& done) const {
+  entry_->write_back(*this, node, value, acquired, timeout, std::move(done));
+}
+
+void Kind::send_release(Node& node, std::string_view value, Announce announce,
+                        std::chrono::milliseconds timeout, NodeCallback&& done,
+                        bool keep_intent) const {
+  entry_->release(*this, node, value, announce, timeout, std::move(done), keep_intent);
+}
+
+/// Reads the reply of a semaphore's, read-write lock's or key set's script
+/// (scripts/kind_scripts.hpp).
+NodeReply read_kind_reply(const redisReply* reply, std::string_view where);
 
 }  // namespace redlock::detail

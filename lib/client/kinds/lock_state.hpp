@@ -16,6 +16,7 @@
 #include <redlock/error.hpp>
 
 #include "client/kinds/hold_limit.hpp"
+#include "client/kinds/kind.hpp"
 #include "client/rounds/outcome_pool.hpp"
 #include "core/validity.hpp"
 
@@ -23,7 +24,6 @@ namespace redlock::detail {
 
 class Engine;
 class Watchdog;
-struct Held;
 
 /// How far a release of the lock got.
 enum class ReleaseState : int {
@@ -36,10 +36,11 @@ struct LockState {
   ~LockState() { give_back_outcomes(std::move(nodes)); }
 
   std::shared_ptr<Engine> engine;
-  std::string resource;
+  /// What it holds: its kind of lock, with its key or keys (client/kinds/kind.hpp).
+  Kind kind;
   std::string value;
   std::optional<std::uint64_t> token;
-  /// A key set taken with fencing: one token per key, in the order of held->keys.
+  /// A key set taken with fencing: one token per key, in the order of kind.keys().
   std::vector<std::uint64_t> tokens;
   std::vector<NodeOutcome> nodes;
 
@@ -49,10 +50,6 @@ struct LockState {
   std::atomic<std::chrono::milliseconds::rep> ttl_ms{0};
   /// The watchdog's interval as the caller set it; 0 = a third of the current TTL.
   std::chrono::milliseconds extend_every{0};
-  /// What a lock of the family holds (client/kinds/held.hpp); null for the exclusive
-  /// lock on `resource`.
-  std::shared_ptr<const Held> held;
-
   std::atomic<core::Clock::rep> valid_until_ticks{0};
   std::atomic<ReleaseState> release{ReleaseState::held};
   /// Releases handed to the loop thread and not yet answered (counted by the thread that
@@ -74,6 +71,8 @@ struct LockState {
   /// sent once more, as the destructor would have done.
   bool release_again_if_unconfirmed = false;
 
+  /// The key it holds (a key set's first).
+  const std::string& resource() const noexcept { return kind.key(); }
   std::chrono::milliseconds ttl() const noexcept {
     return std::chrono::milliseconds(ttl_ms.load());
   }

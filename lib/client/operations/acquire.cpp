@@ -161,12 +161,12 @@ class AcquireOperation final : public Cancellable,
     last_round_.reset();
     // A waiter sleeps until a single holder's entry can expire, so it needs that TTL
     // with each refusal; a single attempt only reports it.
-    const auto holder_ttl = timer_ ? HolderTtl::with_attempt : HolderTtl::after_refusal;
+    const Kind::Attempt attempt(value_, options_.ttl, options_.fencing,
+                                timer_ ? HolderTtl::with_attempt : HolderTtl::after_refusal);
     run_round(
         *engine_,
         [&](Node& node, NodeCallback done) {
-          kind_.send_acquire(node, value_, options_.ttl, options_.fencing, holder_ttl,
-                             node_timeout_, std::move(done));
+          kind_.send_acquire(node, attempt, node_timeout_, std::move(done));
         },
         vote_owner_action,
         [self = shared_from_this()](RoundResult& round) { self->on_attempt(round); },
@@ -337,10 +337,9 @@ class AcquireOperation final : public Cancellable,
     observe_attempt(*engine_, kind_.key(), machine_.attempts(), round, {}, machine_.started());
     auto state = std::make_shared<LockState>();
     state->engine = engine_;
-    state->held = kind_.held();
-    state->resource = kind_.take_key();
-    state->value = std::move(value_);
     if (options_.fencing) kind_.tokens_of(round, state->token, state->tokens);
+    state->kind = std::move(kind_);  // the acquisition's last use of it
+    state->value = std::move(value_);
     state->nodes = std::move(round.outcomes);
     last_round_.reset();
     state->set_ttl(options_.ttl);
@@ -371,14 +370,14 @@ class AcquireOperation final : public Cancellable,
   void finish(Result<std::shared_ptr<LockState>> result) {
     if (finished_) return;
     finished_ = true;
-    observe_acquire(*engine_, result ? std::string_view((*result)->resource) : kind_.key(),
-                    machine_.attempts(), result ? std::error_code() : result.error().code(),
-                    machine_.started());
+    const Kind& kind = result ? (*result)->kind : kind_;
+    observe_acquire(*engine_, kind.key(), machine_.attempts(),
+                    result ? std::error_code() : result.error().code(), machine_.started());
     stop_link_.reset();
     // Leaving the queue may pass a wake this waiter held to the next one (a reader that
     // got in passes it as if it had not: the next reader can share the lock too).
     if (watch_id_) {
-      engine_->notifier().unwatch(*watch_id_, result.has_value() && kind_.keeps_wake());
+      engine_->notifier().unwatch(*watch_id_, result.has_value() && kind.keeps_wake());
     }
     if (timer_) {
       timer_.reset();

@@ -74,8 +74,11 @@ void start_proclaim(const std::shared_ptr<Engine>& engine, std::string key, std:
         const std::array<std::string_view, 2> keys{key, record_key};
         const std::array<std::string_view, 4> args{value, record, channel,
                                                    node.announce_argument(Announce::yes)};
-        node.run_family_script(scripts::proclaim(), keys, args, node_timeout, &interpret_proclaim,
-                               std::move(reply));
+        node.run({.script = &scripts::proclaim(),
+                  .keys = keys,
+                  .args = args,
+                  .read = interpret_proclaim},
+                 node_timeout, std::move(reply));
       },
       vote_owner_action,
       [engine, what = std::move(what), done = std::move(done)](RoundResult& round) {
@@ -100,15 +103,14 @@ void start_leader_read(const std::shared_ptr<Engine>& engine, std::string key,
         const auto index = index_of(nodes, node);
         const std::string record_key = node.companion_key(key, scripts::leader_suffix);
         const std::array<std::string_view, 2> keys{key, record_key};
-        node.run_family_script(
-            scripts::leader_read(), keys, {}, node_timeout, &interpret_leader_read,
-            [records, index, reply = std::move(reply)](NodeReply answer) {
-              if (answer.status == NodeStatus::held || answer.status == NodeStatus::not_held) {
-                (*records)[index] = std::move(answer.detail);
-                answer.detail.clear();
-              }
-              reply(std::move(answer));
-            });
+        node.run({.script = &scripts::leader_read(), .keys = keys, .read = interpret_leader_read},
+                 node_timeout, [records, index, reply = std::move(reply)](NodeReply answer) {
+                   if (answer.status == NodeStatus::held || answer.status == NodeStatus::not_held) {
+                     (*records)[index] = std::move(answer.detail);
+                     answer.detail.clear();
+                   }
+                   reply(std::move(answer));
+                 });
       },
       vote_owner_action,
       [engine, records, key, done = std::move(done)](RoundResult& round) {

@@ -11,7 +11,7 @@
 #include "client/operations/operations.hpp"
 #include "client/rounds/round.hpp"
 #include "core/member_guard.hpp"
-#include "scripts/family_scripts.hpp"
+#include "scripts/kind_scripts.hpp"
 
 namespace redlock {
 
@@ -61,7 +61,7 @@ std::string_view text_of(const redisReply* reply) {
   return {reply->str, reply->len};
 }
 
-// The layouts of family_scripts.hpp: one Redis type per kind of lock.
+// The layouts of kind_scripts.hpp: one Redis type per kind of lock.
 LockKind kind_of(std::string_view redis_type) {
   if (redis_type == "none") return LockKind::none;
   if (redis_type == "string") return LockKind::exclusive;
@@ -140,21 +140,20 @@ void start_inspect(const std::shared_ptr<Engine>& engine, std::string key,
                          [&](const std::unique_ptr<Node>& each) { return each.get() == &node; }) -
             nodes.begin());
         const std::array<std::string_view, 1> keys{key};
-        node.run_family_script(
-            scripts::key_inspect(), keys, {}, node_timeout, &interpret_inspect_reply,
-            [views, index, &node, reply = std::move(reply)](NodeReply answer) {
-              auto& view = (*views)[index];
-              view.served_by = node.serving();
-              const auto now = core::Clock::now();
-              // The key's server's, where the member has several.
-              const auto& guard = answer.guard != nullptr ? *answer.guard : node.guard();
-              if (core::guarded(guard, now)) {
-                view.guard = core::guarded_detail(guard, now);
-              }
-              view.kind = answer.kind;
-              view.holders = std::move(answer.holders);
-              reply(std::move(answer));
-            });
+        node.run({.script = &scripts::key_inspect(), .keys = keys, .read = interpret_inspect_reply},
+                 node_timeout, [views, index, &node, reply = std::move(reply)](NodeReply answer) {
+                   auto& view = (*views)[index];
+                   view.served_by = node.serving();
+                   const auto now = core::Clock::now();
+                   // The key's server's, where the member has several.
+                   const auto& guard = answer.guard != nullptr ? *answer.guard : node.guard();
+                   if (core::guarded(guard, now)) {
+                     view.guard = core::guarded_detail(guard, now);
+                   }
+                   view.kind = answer.kind;
+                   view.holders = std::move(answer.holders);
+                   reply(std::move(answer));
+                 });
       },
       vote_owner_action,
       [engine, views, key, done = std::move(done)](RoundResult& round) {

@@ -27,7 +27,7 @@ void extend_lock(const std::shared_ptr<LockState>& lock, std::optional<milliseco
     });
     return;
   }
-  const auto key = quote_key(lock->resource);
+  const auto key = quote_key(lock->resource());
   if (lock->released()) {
     done(Error(make_error_code(errc::not_held), "extend " + key + ": the lock was unlocked"));
     return run_next_queued(*lock);

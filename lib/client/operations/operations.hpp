@@ -20,7 +20,7 @@
 namespace redlock::detail {
 
 class Engine;
-struct Held;
+class Kind;
 struct LockState;
 
 using AcquireDone = std::function<void(Result<std::shared_ptr<LockState>>)>;
@@ -39,20 +39,21 @@ using ReleaseDone = SmallFunction<void(Result<Released>), 48>;
 Released released_from(const std::vector<NodeOutcome>& outcomes);
 using StatusDone = std::function<void(Result<std::vector<NodeOutcome>>)>;
 
-/// Owner-checked extension of `key` (what `held` holds there; the exclusive lock when
-/// null) to `ttl` on all nodes, with that kind's quorum. On success, the new valid_until
-/// measured from this round's start.
-void start_extend(const std::shared_ptr<Engine>& engine, std::shared_ptr<const Held> held,
-                  std::string key, std::string value, std::chrono::milliseconds ttl,
-                  ExtendDone done);
+/// Owner-checked extension of `value`'s hold of `kind` to `ttl` on all nodes, with that
+/// kind's quorum. On success, the new valid_until measured from this round's start.
+void start_extend(const std::shared_ptr<Engine>& engine, const Kind& kind, const std::string& value,
+                  std::chrono::milliseconds ttl, ExtendDone done);
+/// The exclusive lock's `key` held by `value`.
+void start_extend(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
+                  std::chrono::milliseconds ttl, ExtendDone done);
 /// The same for whatever `lock` holds.
 void start_extend(const LockState& lock, std::chrono::milliseconds ttl, ExtendDone done);
 
 /// Owner-checked delete on all nodes, announced to waiters; decided once no quorum can
-/// still hold `value`. `held` (null: the exclusive lock) and the key and value are kept
-/// alive by `keeper` (a lock's state), not copied.
+/// still hold `value`. `kind` and `value` are kept alive by `keeper` (a lock's state), not
+/// copied.
 void start_release(const std::shared_ptr<Engine>& engine, std::shared_ptr<const void> keeper,
-                   const Held* held, const std::string& key, const std::string& value,
+                   const Kind& kind, const std::string& value,
                    std::chrono::milliseconds node_timeout, ReleaseDone done);
 /// The exclusive lock's `key` held by `value`.
 void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::string value,
@@ -61,6 +62,10 @@ void start_release(const std::shared_ptr<Engine>& engine, std::string key, std::
 void start_release(const std::shared_ptr<LockState>& lock, std::chrono::milliseconds node_timeout,
                    ReleaseDone done);
 
+/// One node's view of the exclusive lock `key` (the inspect script): held (holder,
+/// remaining_ttl) or not_held.
+void send_status(Node& node, std::string_view key, std::chrono::milliseconds timeout,
+                 NodeCallback done);
 /// Every node's view of `key` (waits for all, each up to its deadline).
 void start_status(const std::shared_ptr<Engine>& engine, std::string key,
                   std::chrono::milliseconds node_timeout, StatusDone done);

@@ -74,8 +74,8 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
     if (auto reason = lock->hold.refuses(now, lock->ttl())) {
       lock->lost = true;
       stop();
-      const auto limit = hold_limit_error(lock->resource, *reason, now, lock->valid_until());
-      observe_watchdog(*engine_, lock->resource, &limit, lock->valid_until());
+      const auto limit = hold_limit_error(lock->resource(), *reason, now, lock->valid_until());
+      observe_watchdog(*engine_, lock->resource(), &limit, lock->valid_until());
       if (on_lost_) call_user("on_lost", on_lost_, limit);
       return;
     }
@@ -90,7 +90,7 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
     auto lock = lock_.lock();
     if (!lock || lock->released()) return stop();
     if (extended) {
-      observe_watchdog(*engine_, lock->resource, nullptr, lock->valid_until());
+      observe_watchdog(*engine_, lock->resource(), nullptr, lock->valid_until());
       if (lock->hold.extensions_left > 0) --lock->hold.extensions_left;
       return schedule_regular(*lock, started);
     }
@@ -111,11 +111,11 @@ class Watchdog final : public Cancellable, public std::enable_shared_from_this<W
     lock.lost = true;
     const auto left = core::validity_left(lock.valid_until(), Clock::now());
     Error lost(make_error_code(errc::lock_lost),
-               "lock " + quote_key(lock.resource) + " lost: " + why + " (" +
+               "lock " + quote_key(lock.resource()) + " lost: " + why + " (" +
                    std::to_string(std::max<long long>(left.count(), 0)) + " ms of validity left)",
                std::move(nodes));
     stop();
-    observe_watchdog(*engine_, lock.resource, &lost, lock.valid_until());
+    observe_watchdog(*engine_, lock.resource(), &lost, lock.valid_until());
     if (on_lost_) call_user("on_lost", on_lost_, lost);
   }
 

@@ -68,7 +68,7 @@ struct RoundResult {
 };
 
 /// errc::wrong_kind naming the node and what the key is there, when some node of `round`
-/// reported the key as another primitive; `what()` starts the message ("lock \"k\""),
+/// reported the key as another kind of lock; `what()` starts the message ("lock \"k\""),
 /// made only then (an acquire checks every round).
 std::optional<Error> wrong_kind_error(const RoundResult& round, FunctionRef<std::string()> what);
 

@@ -1,10 +1,11 @@
-// The lock family's scripts (lib/scripts/family_scripts.cpp) judged by what five real
-// redis-server processes hold afterwards: an application's own data under a family key
-// is refused as another kind and left byte for byte as it was; an extend never brings
-// back an entry that expired on its node; a key set's release deletes only the keys its
-// value holds; a fencing write-back (exclusive, writer, key set) raises no counter on a
-// node where the caller holds nothing. Node state that no client could produce in a test's time (an
-// entry expired on one node only, a key taken over) is written with raw commands.
+// The scripts of the kinds beyond the exclusive lock (lib/scripts/kind_scripts.cpp) judged
+// by what five real redis-server processes hold afterwards: an application's own data
+// under a lock's key is refused as another kind and left byte for byte as it was; an
+// extend never brings back an entry that expired on its node; a key set's release deletes
+// only the keys its value holds; a fencing write-back (exclusive, writer, key set) raises
+// no counter on a node where the caller holds nothing. Node state that no client could
+// produce in a test's time (an entry expired on one node only, a key taken over) is
+// written with raw commands.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -29,7 +30,7 @@ using Keys = std::vector<std::string>;
 // Shaped like a lock value (core::new_lock_value) but no client's.
 const std::string other_value = "0123456789abcdef0123456789abcdef";
 
-class FamilyScriptsTest : public test::LockNodesTest {
+class KindScriptsTest : public test::LockNodesTest {
  protected:
   static constexpr std::size_t nodes = 5;
 
@@ -68,7 +69,7 @@ class FamilyScriptsTest : public test::LockNodesTest {
 };
 
 // An application's data of each Redis type, written the same on every node. The hash and
-// the sorted sets carry entries the family's purges would take for expired holders.
+// the sorted sets carry entries the scripts' purges would take for expired holders.
 struct Foreign {
   const char* name;
   std::vector<std::vector<std::string>> fill;  // commands, "K" standing for the key
@@ -89,13 +90,13 @@ const std::vector<Foreign> foreign_data = {
     {"set", {{"SADD", "K", "a", "b", "c"}}},
 };
 
-// One family primitive's acquire of `key`.
-struct Primitive {
+// The acquire of `key` by one kind beyond the exclusive lock.
+struct KindAcquire {
   const char* name;
   std::function<Result<Lock>(Client&, const std::string&)> acquire;
 };
 
-const std::vector<Primitive> primitives = {
+const std::vector<KindAcquire> kind_acquires = {
     {"acquire_permit",
      [](Client& c, const std::string& key) {
        return c.acquire_permit(key, {.permits = 2, .lock = {.ttl = 10s}});
@@ -123,18 +124,18 @@ void fill(test::RedisServer& node, const Foreign& data, const std::string& key) 
   }
 }
 
-TEST_F(FamilyScriptsTest, TheApplicationsOwnKeyIsAWrongKindAndLeftAsItWas) {
+TEST_F(KindScriptsTest, TheApplicationsOwnKeyIsAWrongKindAndLeftAsItWas) {
   auto client = Client::create(options());
   for (const auto& data : foreign_data) {
-    for (const auto& primitive : primitives) {
-      SCOPED_TRACE(std::string(primitive.name) + " on a " + data.name);
+    for (const auto& kind : kind_acquires) {
+      SCOPED_TRACE(std::string(kind.name) + " on a " + data.name);
       cluster().flushall();
       std::vector<Content> before;
       for (std::size_t node = 0; node < nodes; ++node) {
         fill(cluster()[node], data, "app");
         before.push_back(content(node, "app"));
       }
-      auto taken = primitive.acquire(*client, "app");
+      auto taken = kind.acquire(*client, "app");
       ASSERT_FALSE(taken);
       EXPECT_EQ(taken.error(), errc::wrong_kind) << taken.error().message();
       settle();
@@ -149,7 +150,7 @@ TEST_F(FamilyScriptsTest, TheApplicationsOwnKeyIsAWrongKindAndLeftAsItWas) {
 
 // The holder's key expired and the application wrote its own data under the name: the
 // holder's extend, fencing write-back and release must not touch it either.
-TEST_F(FamilyScriptsTest, AHoldersLaterCallsLeaveTheApplicationsKeyAlone) {
+TEST_F(KindScriptsTest, AHoldersLaterCallsLeaveTheApplicationsKeyAlone) {
   auto client = Client::create(options());
   struct Case {
     const char* name;
@@ -190,7 +191,7 @@ TEST_F(FamilyScriptsTest, AHoldersLaterCallsLeaveTheApplicationsKeyAlone) {
   }
 }
 
-TEST_F(FamilyScriptsTest, InspectTellsTheApplicationsSortedSetOrHashFromALock) {
+TEST_F(KindScriptsTest, InspectTellsTheApplicationsSortedSetOrHashFromALock) {
   auto client = Client::create(options());
   for (std::size_t node = 0; node < nodes; ++node) {
     cluster()[node].command({"ZADD", "scores", "99999999999999", "ada"});
@@ -211,7 +212,7 @@ TEST_F(FamilyScriptsTest, InspectTellsTheApplicationsSortedSetOrHashFromALock) {
 // The entry is made to end on every node while the client's validity still runs (as a
 // node whose clock jumped would end it): the extend finds nothing live and must not
 // write the entry back.
-TEST_F(FamilyScriptsTest, AReadWriteExtendNeverRevivesAnEntryExpiredOnTheNode) {
+TEST_F(KindScriptsTest, AReadWriteExtendNeverRevivesAnEntryExpiredOnTheNode) {
   auto client = Client::create(options());
   struct Case {
     const char* role;
@@ -246,7 +247,7 @@ TEST_F(FamilyScriptsTest, AReadWriteExtendNeverRevivesAnEntryExpiredOnTheNode) {
   }
 }
 
-TEST_F(FamilyScriptsTest, ASemaphoreExtendNeverRevivesAPermitExpiredOnTheNode) {
+TEST_F(KindScriptsTest, ASemaphoreExtendNeverRevivesAPermitExpiredOnTheNode) {
   auto client = Client::create(options());
   auto permit = client->acquire_permit("pool", {.permits = 2, .lock = {.ttl = 30s}});
   ASSERT_TRUE(permit) << permit.error().message();
@@ -268,7 +269,7 @@ TEST_F(FamilyScriptsTest, ASemaphoreExtendNeverRevivesAPermitExpiredOnTheNode) {
 
 // Key "b" of the set ended and another holder took it on every node: the set's release
 // deletes "a" and leaves "b" to its new holder.
-TEST_F(FamilyScriptsTest, AKeySetsReleaseDeletesOnlyTheKeysItsValueHolds) {
+TEST_F(KindScriptsTest, AKeySetsReleaseDeletesOnlyTheKeysItsValueHolds) {
   auto client = Client::create(options());
   auto set = client->lock_all(Keys{"a", "b"}, {.ttl = 30s});
   ASSERT_TRUE(set) << set.error().message();
@@ -287,7 +288,7 @@ TEST_F(FamilyScriptsTest, AKeySetsReleaseDeletesOnlyTheKeysItsValueHolds) {
 // Nodes 3 and 4 are held by another writer (or another holder of key "b"), so only nodes
 // 0-2 grant; node 0's counter is ahead, so the token is 11 and is written back. A node
 // that did not grant holds nothing of ours: its counter must stay as it was.
-TEST_F(FamilyScriptsTest, AnExclusiveFencingWriteBackSkipsANodeWhereAnotherValueHoldsTheKey) {
+TEST_F(KindScriptsTest, AnExclusiveFencingWriteBackSkipsANodeWhereAnotherValueHoldsTheKey) {
   // The write-back goes to every node; where another value holds the key (it refused us,
   // or took the key over after our grant expired there), raising the counter to our token
   // would hand that holder's next successor a token that says nothing of our write.
@@ -306,7 +307,7 @@ TEST_F(FamilyScriptsTest, AnExclusiveFencingWriteBackSkipsANodeWhereAnotherValue
   }
 }
 
-TEST_F(FamilyScriptsTest, AWritersFencingWriteBackSkipsANodeItDoesNotHold) {
+TEST_F(KindScriptsTest, AWritersFencingWriteBackSkipsANodeItDoesNotHold) {
   for (std::size_t node : {3u, 4u}) {
     cluster()[node].command(
         {"HSET", "doc", "w:" + other_value, std::to_string(node_ms(node) + 60'000)});
@@ -324,7 +325,7 @@ TEST_F(FamilyScriptsTest, AWritersFencingWriteBackSkipsANodeItDoesNotHold) {
   }
 }
 
-TEST_F(FamilyScriptsTest, AKeySetsFencingWriteBackSkipsANodeWhereAKeyIsAnothers) {
+TEST_F(KindScriptsTest, AKeySetsFencingWriteBackSkipsANodeWhereAKeyIsAnothers) {
   for (std::size_t node : {3u, 4u}) {
     cluster()[node].command({"SET", "b", other_value, "PX", "60000"});
   }
@@ -344,7 +345,7 @@ TEST_F(FamilyScriptsTest, AKeySetsFencingWriteBackSkipsANodeWhereAKeyIsAnothers)
 
 // The rules of each acquire, node by node: here each node's state is set by hand so
 // that one rule alone decides.
-TEST_F(FamilyScriptsTest, EachAcquireRuleHoldsOnItsOwn) {
+TEST_F(KindScriptsTest, EachAcquireRuleHoldsOnItsOwn) {
   auto client = Client::create(options());
   const auto on_every_node = [&](std::initializer_list<std::string> fields) {
     cluster().flushall();
@@ -387,7 +388,7 @@ TEST_F(FamilyScriptsTest, EachAcquireRuleHoldsOnItsOwn) {
   }
 }
 
-TEST_F(FamilyScriptsTest, ASemaphoreAdmitsKLiveHoldersAndPurgesExpiredOnes) {
+TEST_F(KindScriptsTest, ASemaphoreAdmitsKLiveHoldersAndPurgesExpiredOnes) {
   auto client = Client::create(options());
   const std::string expired = "fedcba9876543210fedcba9876543210";
   for (std::size_t node = 0; node < nodes; ++node) {

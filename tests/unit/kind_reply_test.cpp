@@ -1,4 +1,4 @@
-// How the client reads the lock family's script replies (scripts/family_scripts.hpp):
+// How the client reads the replies of the kinds' scripts (scripts/kind_scripts.hpp):
 // each shape becomes the right node status, and a key of another kind becomes
 // errc::wrong_kind naming what the key is, never a generic Redis error. Replies are
 // parsed from RESP bytes by hiredis' own reader, as on the wire.
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "client/kinds/held.hpp"
+#include "client/kinds/kind.hpp"
 #include "client/operations/inspect.hpp"
 #include "parsed_reply.hpp"
 
@@ -20,14 +20,14 @@ namespace {
 using test::parse;
 
 NodeReply read(const std::string& resp) {
-  return interpret_family_reply(parse(resp).get(), "node-1");
+  return read_kind_reply(parse(resp).get(), "node-1");
 }
 
 NodeReply read_inspect(const std::string& resp) {
   return interpret_inspect_reply(parse(resp).get(), "node-1");
 }
 
-TEST(FamilyReply, GrantsCarryAWritersToken) {
+TEST(KindReply, GrantsCarryAWritersToken) {
   auto plain = read("*2\r\n:1\r\n:0\r\n");
   EXPECT_EQ(plain.status, NodeStatus::granted);
   EXPECT_EQ(plain.token, 0u);
@@ -37,7 +37,7 @@ TEST(FamilyReply, GrantsCarryAWritersToken) {
   EXPECT_EQ(read("*1\r\n:1\r\n").status, NodeStatus::granted);  // extend, release, fence
 }
 
-TEST(FamilyReply, AFencedKeySetsGrantCarriesOneTokenPerKey) {
+TEST(KindReply, AFencedKeySetsGrantCarriesOneTokenPerKey) {
   auto set = read("*4\r\n:1\r\n:0\r\n:7\r\n:41\r\n");
   EXPECT_EQ(set.status, NodeStatus::granted);
   EXPECT_EQ(set.token, 0u) << "a set has no single token";
@@ -49,11 +49,11 @@ TEST(FamilyReply, AFencedKeySetsGrantCarriesOneTokenPerKey) {
   EXPECT_EQ(odd.error, make_error_code(errc::protocol_error));
 }
 
-TEST(FamilyReply, NothingOfTheCallersIsNotHeld) {
+TEST(KindReply, NothingOfTheCallersIsNotHeld) {
   EXPECT_EQ(read("*1\r\n:0\r\n").status, NodeStatus::not_held);
 }
 
-TEST(FamilyReply, ARefusalNamesTheHolderWhenItEndsAndWhy) {
+TEST(KindReply, ARefusalNamesTheHolderWhenItEndsAndWhy) {
   auto full = read("*4\r\n:0\r\n:912\r\n$6\r\nholder\r\n$14\r\n3 live holders\r\n");
   EXPECT_EQ(full.status, NodeStatus::held);
   EXPECT_EQ(full.remaining_ttl.count(), 912);
@@ -64,7 +64,7 @@ TEST(FamilyReply, ARefusalNamesTheHolderWhenItEndsAndWhy) {
   EXPECT_EQ(key_set.detail, "key \"b\" held by abc");
 }
 
-TEST(FamilyReply, AKeyOfAnotherKindIsWrongKindNotARedisError) {
+TEST(KindReply, AKeyOfAnotherKindIsWrongKindNotARedisError) {
   auto exclusive = read("*2\r\n:-1\r\n$6\r\nstring\r\n");
   EXPECT_EQ(exclusive.status, NodeStatus::redis_error);
   EXPECT_EQ(exclusive.error, make_error_code(errc::wrong_kind));
@@ -77,7 +77,7 @@ TEST(FamilyReply, AKeyOfAnotherKindIsWrongKindNotARedisError) {
   EXPECT_EQ(in_a_set.detail, "key \"s\": the key is a semaphore");
 }
 
-TEST(FamilyReply, AnythingElseIsAProtocolErrorNamingTheNode) {
+TEST(KindReply, AnythingElseIsAProtocolErrorNamingTheNode) {
   for (const char* odd :
        {":7\r\n", "*0\r\n", "*2\r\n:2\r\n:0\r\n", "*3\r\n:0\r\n:1\r\n:2\r\n", "$2\r\nok\r\n"}) {
     auto reply = read(odd);

@@ -1,8 +1,9 @@
 #pragma once
-// The Lua scripts of the lock family beyond the exclusive lock. Each runs atomically on
-// one node, reads the node's own clock (TIME) to expire holders one by one, and first
-// checks the key's Redis TYPE, so a key used as another primitive is reported as such
-// instead of failing with WRONGTYPE. A key serves one primitive:
+// The Lua scripts of the kinds of lock beyond the exclusive lock (client/kinds/kind.hpp
+// assembles their keys and arguments). Each runs atomically on one node, reads the node's
+// own clock (TIME) to expire holders one by one, and first checks the key's Redis TYPE, so
+// a key used as another kind of lock is reported as such instead of failing with
+// WRONGTYPE. A key serves one kind:
 //   exclusive lock (lock_scripts.hpp)   a string holding the owner's value
 //   counting semaphore                  a sorted set: holder value -> expiry (node ms)
 //   read-write lock                     a hash: "r:<value>" readers, "w:<value>" the
@@ -20,7 +21,7 @@
 //   {0, ms, holder, why}       acquire refused by `holder`, whose entry ends in `ms`;
 //                              `why` in words ("3 live holders", "a writer waits")
 //   {0, ms, holder, 'key', K}  multi-key acquire refused: key K is held by `holder`
-//   {-1, type[, K]}            the key (K) is of another Redis type (another primitive)
+//   {-1, type[, K]}            the key (K) is of another Redis type (another kind)
 // The multi-key lock keeps each key as an exclusive lock's string (lock_scripts.hpp).
 // Releases with announce = "1" publish the value on "<key>:released", like the
 // exclusive lock's, so waiters are woken without polling; a cluster member's pass "s"

@@ -1,11 +1,11 @@
-#include "scripts/family_scripts.hpp"
+#include "scripts/kind_scripts.hpp"
 
 #include <string>
 
 namespace redlock::scripts {
 namespace {
 
-// Shared by every family script: the key's type check and the node's clock in ms. TIME
+// Shared by every script of these kinds: the key's type check and the node's clock in ms. TIME
 // makes a script non-deterministic; Redis 5 and later replicate a script's effects, not
 // the script, so that is allowed (and the holder's expiry stays on this node's clock).
 // The right Redis type is not enough: an application's own sorted set or hash under the
@@ -374,7 +374,7 @@ const Script& assemble(std::string_view name, std::initializer_list<std::string_
 
 }  // namespace
 
-#define REDLOCK_FAMILY_SCRIPT(function, ...)                                        \
+#define REDLOCK_KIND_SCRIPT(function, ...)                                          \
   const Script& function() {                                                        \
     static std::string source;                                                      \
     static Script script;                                                           \
@@ -382,22 +382,22 @@ const Script& assemble(std::string_view name, std::initializer_list<std::string_
     return made;                                                                    \
   }
 
-REDLOCK_FAMILY_SCRIPT(semaphore_acquire, prelude, semaphore_common, semaphore_acquire_body)
-REDLOCK_FAMILY_SCRIPT(semaphore_extend, prelude, semaphore_common, semaphore_extend_body)
-REDLOCK_FAMILY_SCRIPT(semaphore_release, prelude, announce, semaphore_release_body)
+REDLOCK_KIND_SCRIPT(semaphore_acquire, prelude, semaphore_common, semaphore_acquire_body)
+REDLOCK_KIND_SCRIPT(semaphore_extend, prelude, semaphore_common, semaphore_extend_body)
+REDLOCK_KIND_SCRIPT(semaphore_release, prelude, announce, semaphore_release_body)
 
-REDLOCK_FAMILY_SCRIPT(rw_acquire, prelude, rw_common, rw_acquire_body)
-REDLOCK_FAMILY_SCRIPT(rw_extend, prelude, rw_common, rw_extend_body)
-REDLOCK_FAMILY_SCRIPT(rw_release, prelude, announce, rw_release_body)
-REDLOCK_FAMILY_SCRIPT(rw_fence, prelude, rw_common, rw_fence_body)
+REDLOCK_KIND_SCRIPT(rw_acquire, prelude, rw_common, rw_acquire_body)
+REDLOCK_KIND_SCRIPT(rw_extend, prelude, rw_common, rw_extend_body)
+REDLOCK_KIND_SCRIPT(rw_release, prelude, announce, rw_release_body)
+REDLOCK_KIND_SCRIPT(rw_fence, prelude, rw_common, rw_fence_body)
 
-REDLOCK_FAMILY_SCRIPT(key_inspect, prelude, key_inspect_body)
+REDLOCK_KIND_SCRIPT(key_inspect, prelude, key_inspect_body)
 
-REDLOCK_FAMILY_SCRIPT(multi_acquire, multi_acquire_source)
-REDLOCK_FAMILY_SCRIPT(multi_extend, multi_extend_source)
-REDLOCK_FAMILY_SCRIPT(multi_release, announce, multi_release_source)
-REDLOCK_FAMILY_SCRIPT(multi_fence, multi_fence_source)
+REDLOCK_KIND_SCRIPT(multi_acquire, multi_acquire_source)
+REDLOCK_KIND_SCRIPT(multi_extend, multi_extend_source)
+REDLOCK_KIND_SCRIPT(multi_release, announce, multi_release_source)
+REDLOCK_KIND_SCRIPT(multi_fence, multi_fence_source)
 
-#undef REDLOCK_FAMILY_SCRIPT
+#undef REDLOCK_KIND_SCRIPT
 
 }  // namespace redlock::scripts

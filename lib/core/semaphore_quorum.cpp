@@ -1,4 +1,4 @@
-#include "core/family_quorum.hpp"
+#include "core/semaphore_quorum.hpp"
 
 #include <algorithm>
 

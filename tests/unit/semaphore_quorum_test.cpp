@@ -2,7 +2,7 @@
 // K+1 holders granted by q nodes each cannot avoid a node that granted K+1 of them, for
 // every N and K tried; one less and an explicit placement of K+1 holders exists.
 
-#include "core/family_quorum.hpp"
+#include "core/semaphore_quorum.hpp"
 
 #include <gtest/gtest.h>
 
@@ -91,7 +91,7 @@ TEST(SemaphoreQuorum, KOfOneIsTheMajorityAndLargeKNeedsEveryNode) {
 }
 
 TEST(SemaphoreQuorum, FaultToleranceOfFiveNodes) {
-  // The figures docs/family.md gives: K = 1 tolerates 2, K = 2-3 tolerate 1, K >= 4 none.
+  // The figures docs/kinds.md gives: K = 1 tolerates 2, K = 2-3 tolerate 1, K >= 4 none.
   EXPECT_EQ(semaphore_fault_tolerance(5, 1), 2);
   EXPECT_EQ(semaphore_fault_tolerance(5, 2), 1);
   EXPECT_EQ(semaphore_fault_tolerance(5, 3), 1);
