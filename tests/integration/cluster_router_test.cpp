@@ -31,14 +31,9 @@ using namespace std::chrono_literals;
 
 TEST(ClusterRouter, ASecondRedirectionIsTheCommandsAnswer) {
   TestLoop loop;
-  std::uint16_t second_port = 0;
-  FakeNode first(loop.get(), without_map([&] {
-                   return "-MOVED 7 127.0.0.1:" + std::to_string(second_port) + "\r\n";
-                 }));
-  FakeNode second(loop.get(), without_map([&] {
-                    return "-MOVED 7 127.0.0.1:" + std::to_string(first.port()) + "\r\n";
-                  }));
-  second_port = second.port();
+  test::DisagreeingNodes nodes(loop.get());
+  const FakeNode& first = nodes.first;
+  const FakeNode& second = nodes.second;
   auto cluster = test::open(loop.get(), "redis-cluster://" + first.address());
   Outcome outcome;
   test::send(*cluster, {"GET", "k"}, 2s, test::record(outcome));

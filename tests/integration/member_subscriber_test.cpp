@@ -73,17 +73,10 @@ TEST(MemberSubscriber, ASubscriptionRedirectedTwiceIsAskedAgainUntilTheOwnerTake
     SCOPED_TRACE(disagreeing);
     TestLoop loop;
     int tries = 0;
-    std::uint16_t second_port = 0;
-    FakeNode first(loop.get(), without_map([&] {
-                     return "-MOVED 7 127.0.0.1:" + std::to_string(second_port) + "\r\n";
-                   }));
-    FakeNode second(loop.get(), without_map([&]() -> std::string {
-                      if (++tries <= disagreeing) {
-                        return "-MOVED 7 127.0.0.1:" + std::to_string(first.port()) + "\r\n";
-                      }
-                      return confirmation(shard_channel);
-                    }));
-    second_port = second.port();
+    test::DisagreeingNodes nodes(loop.get(), [&] {
+      return ++tries <= disagreeing ? std::string() : confirmation(shard_channel);
+    });
+    const FakeNode& first = nodes.first;
     Seen seen;
     {
       MemberSubscriber subscriber(loop.get(), cluster_options(first), 1s, hooks(seen));
@@ -122,14 +115,9 @@ TEST(MemberSubscriber, ARefusedSubscriptionIsToldOnceAndNotAskedAgain) {
 // A channel no waiter uses any more is not asked again, however its last try ended.
 TEST(MemberSubscriber, AChannelNoLongerInUseIsNotAskedAgain) {
   TestLoop loop;
-  std::uint16_t second_port = 0;
-  FakeNode first(loop.get(), without_map([&] {
-                   return "-MOVED 7 127.0.0.1:" + std::to_string(second_port) + "\r\n";
-                 }));
-  FakeNode second(loop.get(), without_map([&] {
-                    return "-MOVED 7 127.0.0.1:" + std::to_string(first.port()) + "\r\n";
-                  }));
-  second_port = second.port();
+  test::DisagreeingNodes nodes(loop.get());
+  const FakeNode& first = nodes.first;
+  const FakeNode& second = nodes.second;
   Seen seen;
   {
     MemberSubscriber subscriber(loop.get(), cluster_options(first), 1s, hooks(seen));

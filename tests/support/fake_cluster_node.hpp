@@ -68,4 +68,24 @@ inline FakeNode::Answer without_map(std::function<std::string()> get) {
   };
 }
 
+// Two nodes that send every command to each other (MOVED), as two nodes of a cluster that
+// each believe the other owns a slot, for a moment in a failover. `second_settles`, when
+// set, is asked first on each of the second node's commands: a non-empty answer replaces
+// its redirection.
+struct DisagreeingNodes {
+  explicit DisagreeingNodes(uv_loop_t* loop, std::function<std::string()> second_settles = {})
+      : first(loop, without_map([this] { return moved_to(second); })),
+        second(loop, without_map([this, settles = std::move(second_settles)] {
+                 std::string settled = settles ? settles() : std::string();
+                 return settled.empty() ? moved_to(first) : settled;
+               })) {}
+
+  static std::string moved_to(const FakeNode& node) {
+    return "-MOVED 7 " + node.address() + "\r\n";
+  }
+
+  FakeNode first;
+  FakeNode second;
+};
+
 }  // namespace redlock::test
