@@ -80,8 +80,10 @@ std::chrono::microseconds straggler_allowance(std::chrono::microseconds slowest_
 }
 
 FailureKind QuorumRound::failure_kind() const noexcept {
-  return failures_ + uncounted_ > nodes() - quorum_ ? FailureKind::unreachable
-                                                    : FailureKind::contention;
+  // A settled round that did not abandon its stragglers has none when this matters:
+  // settled() waits for every node unless the silent ones could not make it unreachable.
+  return failures_ + uncounted_ + pending() > nodes() - quorum_ ? FailureKind::unreachable
+                                                                : FailureKind::contention;
 }
 
 bool QuorumRound::settled() const noexcept {

@@ -63,13 +63,14 @@ class QuorumRound {
   int pending() const noexcept { return nodes() - grants_ - refusals_ - failures_ - uncounted_; }
   bool answered(int index) const noexcept;
 
-  /// Only meaningful once impossible: `unreachable` iff the nodes not failing cannot form
-  /// a quorum (more than N - quorum failures or guarded grants among the votes so far:
-  /// a guarded member cannot help a quorum either), otherwise
-  /// `contention`: a quorum was reachable and other holders' refusals made the
-  /// difference. So one node down out of five never turns a held lock into
-  /// "unreachable", and a partitioned majority (three nodes failing) is never called
-  /// contention, whatever the reachable minority answered.
+  /// Only meaningful once impossible and settled (or abandoned): `unreachable` iff the
+  /// nodes that answered usably cannot form a quorum (more than N - quorum failures,
+  /// guarded grants and nodes still silent: a guarded member cannot help a quorum, and
+  /// neither can a straggler an abandoned round gave up on), otherwise `contention`: a
+  /// quorum was reachable and other holders' refusals made the difference. So one node
+  /// down out of five never turns a held lock into "unreachable", and a partitioned
+  /// majority (three nodes failing or silent) is never called contention, whatever the
+  /// reachable minority answered and however early the round stopped waiting for it.
   FailureKind failure_kind() const noexcept;
 
   /// Another holder refused on some node while the round is open: the quorum now hangs on

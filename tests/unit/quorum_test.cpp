@@ -230,6 +230,63 @@ TEST(QuorumRound, PartitionedMajorityIsUnreachableEvenWithForeignGrantsOnTheMino
   EXPECT_EQ(round.failure_kind(), FailureKind::unreachable);
 }
 
+// A contended round that gives up on its stragglers (straggler_allowance) stops with
+// nodes still silent. Its cause must not depend on how early it stopped: every
+// assignment of the five votes with some left silent, abandoned once contended, is
+// unreachable exactly when the nodes that answered usably (granted or refused) are
+// fewer than a quorum, the same cause the silent nodes would give by timing out.
+TEST(QuorumRound, AnAbandonedRoundsCauseIsTheOneItsSilentNodesWouldGiveByTimingOut) {
+  constexpr int kinds = 5;  // granted, refused, failed, uncounted, silent
+  int abandoned = 0;
+  for (int quorum = 1; quorum <= 5; ++quorum) {
+    for (int code = 0; code < kinds * kinds * kinds * kinds * kinds; ++code) {
+      QuorumRound round(5, quorum);
+      QuorumRound timed_out(5, quorum);
+      int usable = 0;
+      for (int node = 0, rest = code; node < 5; ++node, rest /= kinds) {
+        const int kind = rest % kinds;
+        const Vote vote = kind == 4 ? Vote::failed : static_cast<Vote>(kind);
+        if (kind != 4) round.record(node, vote);
+        timed_out.record(node, vote);
+        usable += vote == Vote::granted || vote == Vote::refused;
+      }
+      // The straggler timer, once armed by a contended moment, fires whatever the votes
+      // since: every round a refusal has reached and no answer has settled.
+      if (round.settled() || round.refusals() == 0) continue;
+      ASSERT_EQ(round.abandon_pending(), Decision::impossible) << code;
+      const auto truth = usable < quorum ? FailureKind::unreachable : FailureKind::contention;
+      ASSERT_EQ(round.failure_kind(), truth) << "pattern " << code << " quorum " << quorum;
+      ASSERT_EQ(timed_out.failure_kind(), truth) << "pattern " << code << " quorum " << quorum;
+      ++abandoned;
+    }
+  }
+  EXPECT_GT(abandoned, 1000);
+}
+
+TEST(QuorumRound, AGuardedMajorityWithASilentNodeIsUnreachableWhenAbandoned) {
+  // A key held on two nodes, two young members granting uncounted, the fifth (just
+  // restarted) slow to answer. The refusals came first and armed the straggler timer;
+  // the uncounted grants made the round impossible, not settled: the fifth could still
+  // make it unreachable. The timer gives up on it, and the refusals did not decide.
+  QuorumRound round(5, 3);
+  round.record(1, Vote::refused);
+  round.record(2, Vote::refused);
+  ASSERT_TRUE(round.contended());
+  round.record(3, Vote::uncounted);
+  EXPECT_EQ(round.record(4, Vote::uncounted), Decision::impossible);
+  ASSERT_FALSE(round.settled());
+  EXPECT_EQ(round.abandon_pending(), Decision::impossible);
+  EXPECT_EQ(round.failure_kind(), FailureKind::unreachable);
+
+  QuorumRound partitioned(5, 3);
+  partitioned.record(0, Vote::refused);
+  partitioned.record(1, Vote::refused);
+  ASSERT_TRUE(partitioned.contended());
+  partitioned.abandon_pending();
+  EXPECT_EQ(partitioned.failure_kind(), FailureKind::unreachable)
+      << "three silent nodes of five are a partitioned majority, however early abandoned";
+}
+
 TEST(QuorumRound, QuorumOfAllNodesFailsAtTheFirstRefusal) {
   QuorumRound round(5, 5);
   round.record(0, Vote::granted);

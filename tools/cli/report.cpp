@@ -33,12 +33,13 @@ void report_failure(std::string_view what, const Error& error, int quorum) {
   if (held > 0) headline += ", " + std::to_string(held) + " held by another owner";
   headline += ")";
   report(headline);
-  // Nodes still pending when the outcome was decided are no cause of it.
+  // Nodes still pending when a contention was decided are no cause of it; an unreachable
+  // quorum waits for every node unless it gave up on the silent ones, which are its cause.
   const bool contention = error == errc::conflict;
   bool young = false;
   for (const auto& node : nodes) {
     if ((node.status == NodeStatus::granted && node.counted) ||
-        node.status == NodeStatus::pending) {
+        (node.status == NodeStatus::pending && (contention || node.detail.empty()))) {
       continue;
     }
     if (contention && node.status == NodeStatus::held) continue;

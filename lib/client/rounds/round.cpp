@@ -117,10 +117,18 @@ struct RoundState {
     const auto allowance = core::straggler_allowance(slowest_answer, straggler_timeout);
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(result.start + allowance - now);
     if (!straggler_timer) straggler_timer = net::Timer::create(straggler_loop);
-    straggler_timer->start(std::max(left, std::chrono::milliseconds(0)), [this] {
+    straggler_timer->start(std::max(left, std::chrono::milliseconds(0)), [this, allowance] {
       if (!decided) return;
       quorum.abandon_pending();
       result.abandoned = true;
+      // When the quorum hung on these nodes the failure is theirs (unreachable): say why
+      // they were not waited for.
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(allowance);
+      for (auto& outcome : result.outcomes) {
+        if (outcome.status != NodeStatus::pending) continue;
+        outcome.detail = "not waited for beyond " + std::to_string(waited.count()) +
+                         " ms, as other owners had refused";
+      }
       // As in answered(): the decision's callback may close the nodes, whose pending
       // calls then answer from inside it; the last of them must not free the state here.
       ++recording;
