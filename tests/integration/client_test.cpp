@@ -530,12 +530,11 @@ TEST_F(ClientTest, ALockAsyncRetriedFromItsCallbackWhileEveryNodeIsDownDoesNotRe
   std::function<void(Result<Lock>)> retry = [&](Result<Lock> result) {
     ++depth;
     deepest = std::max(deepest, depth);
-    if (++calls == retries) {
-      last.set_value(result.code());
-    } else {
-      client->lock_async("orders:24", {.ttl = 10s}, retry);
-    }
+    const bool done = ++calls == retries;
+    if (!done) client->lock_async("orders:24", {.ttl = 10s}, retry);
     --depth;
+    // Last: the test's locals end once the promise is kept.
+    if (done) last.set_value(result.code());
   };
   client->lock_async("orders:24", {.ttl = 10s}, retry);
   auto future = last.get_future();

@@ -305,12 +305,12 @@ TEST_F(ControlTest, WithLockStopsTheWorkWhenTheLockIsLost) {
 TEST_F(ControlTest, WithLockReleasesWhenTheWorkThrows) {
   auto client = Client::create(options());
   bool ran = false;
-  EXPECT_THROW(with_lock(*client, "k", {.ttl = 30s},
-                         [&](std::stop_token) {
-                           ran = true;
-                           EXPECT_GE(nodes_holding("k"), 3);
-                           throw std::runtime_error("work failed");
-                         }),
+  EXPECT_THROW((void)with_lock(*client, "k", {.ttl = 30s},
+                               [&](std::stop_token) {
+                                 ran = true;
+                                 EXPECT_GE(nodes_holding("k"), 3);
+                                 throw std::runtime_error("work failed");
+                               }),
                std::runtime_error);
   EXPECT_TRUE(ran);
   EXPECT_TRUE(gone_everywhere("k"));
@@ -381,8 +381,8 @@ TEST_F(ControlTest, AsyncFormsMatchTheSynchronousOnes) {
   EXPECT_GT(left, 10000);
 
   const auto before = taken->valid_until();
-  auto [lock_extended, lock_extended_on] =
-      await_callback<Result<void>>([&](auto cb) { taken->extend_async(30s, std::move(cb)); });
+  auto [lock_extended, lock_extended_on] = await_callback<Result<void>>(
+      [&lock = taken](auto cb) { lock->extend_async(30s, std::move(cb)); });
   ASSERT_TRUE(lock_extended) << lock_extended.error().message();
   EXPECT_GT(taken->valid_until(), before + 20s);
 
