@@ -21,6 +21,7 @@ void QuorumRound::reset(int nodes, int quorum) {
   grants_ = refusals_ = failures_ = uncounted_ = 0;
   max_token_ = 0;
   decision_ = Decision::undecided;
+  abandoned_undecided_ = false;
   grants_at_decision_ = 0;
   max_token_at_decision_ = 0;
 }
@@ -64,6 +65,7 @@ Decision QuorumRound::record(int index, Vote vote, std::uint64_t token) {
 
 Decision QuorumRound::abandon_pending() {
   if (decision_ == Decision::undecided) {
+    abandoned_undecided_ = true;
     decision_ = Decision::impossible;
     grants_at_decision_ = grants_;
     max_token_at_decision_ = max_token_;
@@ -80,10 +82,13 @@ std::chrono::microseconds straggler_allowance(std::chrono::microseconds slowest_
 }
 
 FailureKind QuorumRound::failure_kind() const noexcept {
-  // A settled round that did not abandon its stragglers has none when this matters:
-  // settled() waits for every node unless the silent ones could not make it unreachable.
-  return failures_ + uncounted_ + pending() > nodes() - quorum_ ? FailureKind::unreachable
-                                                                : FailureKind::contention;
+  // Given up on while a quorum was still possible: the refusals made the difference (the
+  // failures and uncounted grants cannot exceed N - quorum then). Otherwise the nodes still
+  // silent count as their timeouts would: a settled round that was not abandoned has none
+  // that could matter (settled() waits for them).
+  const int silent = abandoned_undecided_ ? 0 : pending();
+  return failures_ + uncounted_ + silent > nodes() - quorum_ ? FailureKind::unreachable
+                                                             : FailureKind::contention;
 }
 
 bool QuorumRound::settled() const noexcept {

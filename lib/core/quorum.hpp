@@ -64,13 +64,15 @@ class QuorumRound {
   bool answered(int index) const noexcept;
 
   /// Only meaningful once impossible and settled (or abandoned): `unreachable` iff the
-  /// nodes that answered usably cannot form a quorum (more than N - quorum failures,
-  /// guarded grants and nodes still silent: a guarded member cannot help a quorum, and
-  /// neither can a straggler an abandoned round gave up on), otherwise `contention`: a
+  /// nodes not failing cannot form a quorum (more than N - quorum failures or guarded
+  /// grants: a guarded member cannot help a quorum either), otherwise `contention`: a
   /// quorum was reachable and other holders' refusals made the difference. So one node
   /// down out of five never turns a held lock into "unreachable", and a partitioned
-  /// majority (three nodes failing or silent) is never called contention, whatever the
-  /// reachable minority answered and however early the round stopped waiting for it.
+  /// majority (three nodes failing) is never called contention, whatever the reachable
+  /// minority answered. A round abandoned while a quorum was still possible is a
+  /// contention (a node silent for a few milliseconds is slow as often as it is down);
+  /// one abandoned after the answers had ruled a quorum out counts the nodes still
+  /// silent as failing, the cause their timeouts would give.
   FailureKind failure_kind() const noexcept;
 
   /// Another holder refused on some node while the round is open: the quorum now hangs on
@@ -94,6 +96,7 @@ class QuorumRound {
   int uncounted_ = 0;
   std::uint64_t max_token_ = 0;
   Decision decision_ = Decision::undecided;
+  bool abandoned_undecided_ = false;  // abandon_pending() decided it
   int grants_at_decision_ = 0;
   std::uint64_t max_token_at_decision_ = 0;
 };
