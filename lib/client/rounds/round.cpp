@@ -121,8 +121,8 @@ struct RoundState {
       if (!decided) return;
       quorum.abandon_pending();
       result.abandoned = true;
-      // When the quorum hung on these nodes the failure is theirs (unreachable): say why
-      // they were not waited for.
+      // Why these nodes were not waited for: their cause, when the answers had ruled a
+      // quorum out (core::QuorumRound::failure_kind), and in every error's summary.
       const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(allowance);
       for (auto& outcome : result.outcomes) {
         if (outcome.status != NodeStatus::pending) continue;
