@@ -13,6 +13,7 @@
 #include "core/backoff.hpp"
 #include "member/acquire_reply.hpp"
 #include "member/member_kind.hpp"
+#include "member/saved_texts.hpp"
 #include "net/pipeline.hpp"
 #include "net/timer.hpp"
 #include "scripts/lock_scripts.hpp"
@@ -379,7 +380,7 @@ class RedisNode final : public Node {
     if (answer == SetAnswer::wrong_type) {
       if (!connection_) return finish_call(slot, wrong_kind_from_type({}));
       ++call.replies_due;
-      const std::array<std::string_view, 2> type{"TYPE", call.key};
+      const std::array<std::string_view, 2> type{"TYPE", call.key[0]};
       connection_->command(type, call.timeout, [this, slot](const net::ReplyView& reply) {
         finish_call(slot, wrong_kind_from_type(reply));
       });
@@ -390,7 +391,7 @@ class RedisNode final : public Node {
     if (answer == SetAnswer::held && !call.ttl_asked && connection_) {
       call.ttl_asked = true;
       ++call.replies_due;
-      const std::array<std::string_view, 2> pttl{"PTTL", call.key};
+      const std::array<std::string_view, 2> pttl{"PTTL", call.key[0]};
       connection_->command(pttl, call.timeout, [this, slot](const net::ReplyView& reply) {
         on_ttl_reply(slot, reply);
       });
@@ -430,7 +431,7 @@ class RedisNode final : public Node {
     int replies_due = 0;  // reply callbacks still to run; the slot is free at 0
     std::chrono::milliseconds timeout{0};
     // An acquire by SET NX GET.
-    std::string key;
+    SavedTexts key;
     SetAnswer answer = SetAnswer::failed;
     NodeReply reply;
     std::chrono::milliseconds ttl{-1};
@@ -440,17 +441,10 @@ class RedisNode final : public Node {
     // A script: how its reply reads; for a release, what a re-send needs.
     ReplyReader read = nullptr;
     const scripts::Script* script = nullptr;
-    std::vector<std::string> script_keys;
-    std::vector<std::string> script_args;
+    SavedTexts script_keys;
+    SavedTexts script_args;
     int tries = 0;
   };
-
-  // Copies `from` into `to`, reusing the capacity `to` and its strings kept from the
-  // slot's earlier calls.
-  static void assign_strings(std::vector<std::string>& to, std::span<const std::string_view> from) {
-    to.resize(from.size());
-    for (std::size_t n = 0; n < from.size(); ++n) to[n].assign(from[n]);
-  }
 
   std::uint32_t open_call(NodeCallback&& done, int replies_due) {
     std::uint32_t slot = 0;
@@ -544,8 +538,8 @@ class RedisNode final : public Node {
     Call& call = calls_[slot];
     call.read = command.read;
     call.script = command.script;
-    assign_strings(call.script_keys, command.keys);
-    assign_strings(call.script_args, command.args);
+    call.script_keys.assign(command.keys);
+    call.script_args.assign(command.args);
     call.timeout = timeout;
     call.tries = tries;
     connection_->eval(
@@ -561,8 +555,8 @@ class RedisNode final : public Node {
         (reply.status == NodeStatus::redis_error && reply.error != errc::wrong_kind)) {
       UnsentRelease release;
       release.script = call.script;
-      release.keys = call.script_keys;
-      release.args = call.script_args;
+      release.keys = call.script_keys.copies();
+      release.args = call.script_args.copies();
       release.read = call.read;
       release.timeout = call.timeout;
       release.tries = call.tries + 1;
