@@ -12,6 +12,7 @@
 #include "client/operations/observe.hpp"
 #include "client/operations/watchdog.hpp"
 #include "client/rounds/round.hpp"
+#include "client/util/recycling_allocator.hpp"
 #include "core/acquisition.hpp"
 #include "core/lock_value.hpp"
 #include "net/timer.hpp"
@@ -335,7 +336,7 @@ class AcquireOperation final : public Cancellable,
     auto& round = *last_round_;
     const auto acquired_at = round.start;
     observe_attempt(*engine_, kind_.key(), machine_.attempts(), round, {}, machine_.started());
-    auto state = std::make_shared<LockState>();
+    auto state = std::allocate_shared<LockState>(RecyclingAllocator<LockState>());
     state->engine = engine_;
     if (options_.fencing) kind_.tokens_of(round, state->token, state->tokens);
     state->kind = std::move(kind_);  // the acquisition's last use of it
@@ -406,7 +407,8 @@ class AcquireOperation final : public Cancellable,
 
 void start_acquire(const std::shared_ptr<Engine>& engine, Kind kind, LockOptions options,
                    AcquireDone done) {
-  std::make_shared<AcquireOperation>(engine, std::move(kind), std::move(options), std::move(done))
+  std::allocate_shared<AcquireOperation>(RecyclingAllocator<AcquireOperation>(), engine,
+                                         std::move(kind), std::move(options), std::move(done))
       ->start();
 }
 
