@@ -76,10 +76,13 @@ struct SharedCommand {
   /// The key's cluster slot, once a cluster's router computed it (net/cluster_router.hpp);
   /// -1 before. The same key for every member of a round: hashed once, not per member.
   std::int32_t slot = -1;
+  /// uv_hrtime() when the first node sent it: the others' timeouts start then too.
+  std::uint64_t sent_at_ns = 0;
 
   void clear() noexcept {
     bytes.clear();
     slot = -1;
+    sent_at_ns = 0;
   }
 };
 

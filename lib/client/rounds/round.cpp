@@ -85,8 +85,8 @@ struct RoundState {
   }
 
   void record(std::size_t index, NodeReply&& reply) {
-    const auto now = core::Clock::now();
     if (!decided) return;  // already reported; a late reply changes nothing
+    const auto now = core::Clock::now();
     auto& outcome = result.outcomes[index];
     outcome.status = reply.status;
     outcome.error = reply.error;
