@@ -111,26 +111,26 @@ void start_release(const std::shared_ptr<Engine>& engine, std::shared_ptr<const 
   // at most q - 1 that may (for a semaphore's larger q, fewer than q confirmations).
   const int nodes = static_cast<int>(engine->node_names().size());
   const int quorum = kind.quorum() == 0 ? engine->quorum() : kind.quorum();
-  run_round(
-      *engine,
-      [&](Node& node, NodeCallback reply) {
-        kind.send_release(node, value, Announce::yes, node_timeout, std::move(reply));
-      },
-      vote_gone,
-      [engine, keeper, kind = &kind, done = std::move(done)](RoundResult& round) {
-        observe_lock(*engine, kind->key(), LockOperation::release, round);
-        const auto what = [&] { return "release " + kind->describe(); };
-        if (round.cancelled && !engine->open()) return done(cancelled_error(what()));
-        if (auto wrong = wrong_kind_error(round, what)) return done(std::move(*wrong));
-        if (!round.reached()) {
-          auto message = what() + " not confirmed: " + round.summary("confirmed") +
-                         "; the lock may stay held there until its ttl ends";
-          return done(Error(make_error_code(errc::quorum_unreachable), std::move(message),
-                            std::move(round.outcomes)));
-        }
-        done(released_from(round.outcomes));
-      },
-      {.quorum = nodes - quorum + 1, .counts_releases = true});
+  auto decided = [engine, keeper, kind = &kind, done = std::move(done)](RoundResult& round) {
+    observe_lock(*engine, kind->key(), LockOperation::release, round);
+    const auto what = [&] { return "release " + kind->describe(); };
+    if (round.cancelled && !engine->open()) return done(cancelled_error(what()));
+    if (auto wrong = wrong_kind_error(round, what)) return done(std::move(*wrong));
+    if (!round.reached()) {
+      auto message = what() + " not confirmed: " + round.summary("confirmed") +
+                     "; the lock may stay held there until its ttl ends";
+      return done(Error(make_error_code(errc::quorum_unreachable), std::move(message),
+                        std::move(round.outcomes)));
+    }
+    done(released_from(round.outcomes));
+  };
+  // Every lock cycle runs one: kept in the reused round state, not allocated.
+  static_assert(RoundDecided::keeps_in_place<decltype(decided)>);
+  run_round(*engine,
+            [&](Node& node, NodeCallback reply) {
+              kind.send_release(node, value, Announce::yes, node_timeout, std::move(reply));
+            },
+            vote_gone, std::move(decided), {.quorum = nodes - quorum + 1, .counts_releases = true});
   // After the sends: a waiter of this client woken now has its acquire queued behind
   // the release on every connection.
   if (auto* notifier = engine->notifier_if_started(); notifier != nullptr && engine->open()) {

@@ -80,9 +80,10 @@ core::Vote vote_gone(NodeStatus status);          // granted or not_held both co
 /// Called once per node from inside run_round, never after it returns.
 using SendToNode = FunctionRef<void(Node& node, NodeCallback done)>;
 
-/// A round's decision callback: kept in place in the (reused) round state up to 96 bytes,
-/// enough for an engine, a keeper and the caller's own callback.
-using RoundDecided = SmallFunction<void(RoundResult&), 96>;
+/// A round's decision callback: kept in place in the (reused) round state up to 128 bytes,
+/// enough for an engine, a keeper, a kind and the caller's own callback (a release's,
+/// whose 112 bytes took an allocation per lock cycle at 96).
+using RoundDecided = SmallFunction<void(RoundResult&), 128>;
 
 /// How a round decides, beyond its vote rule.
 struct RoundRules {

@@ -70,6 +70,13 @@ class SmallFunction<R(Args...), Capacity> {
                                    alignof(Callable) <= alignof(std::max_align_t) &&
                                    std::is_nothrow_move_constructible_v<Callable>;
 
+ public:
+  /// Whether a closure of type F is kept in place (no allocation), for a static_assert
+  /// where a hot path relies on it.
+  template <typename F>
+  static constexpr bool keeps_in_place = in_place<std::decay_t<F>>;
+
+ private:
   template <typename Callable>
   static constexpr Ops in_place_ops{
       [](void* storage, Args&&... args) -> R {
