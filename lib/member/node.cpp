@@ -386,9 +386,10 @@ class RedisNode final : public Node {
       });
       return finish_call(slot);
     }
-    call.reply = set_reply(answer, view, where_);
-    attribute(call.reply, view);
+    NodeReply reply = set_reply(answer, view, where_);
+    attribute(reply, view);
     if (answer == SetAnswer::held && !call.ttl_asked && connection_) {
+      call.reply = std::move(reply);
       call.ttl_asked = true;
       ++call.replies_due;
       const std::array<std::string_view, 2> pttl{"PTTL", call.key[0]};
@@ -397,7 +398,14 @@ class RedisNode final : public Node {
       });
       return finish_call(slot);
     }
-    conclude_set(slot);
+    // Kept in the slot only while a PTTL sent with the attempt is still due; a grant (the
+    // common answer) goes to the round at once, not moved through the slot and back.
+    if (call.ttl_asked && !call.ttl_answered) {
+      call.reply = std::move(reply);
+      return finish_call(slot);
+    }
+    if (answer == SetAnswer::held) reply.remaining_ttl = call.ttl;
+    finish_call(slot, std::move(reply));
   }
 
   void on_ttl_reply(std::uint32_t slot, const net::ReplyView& view) {

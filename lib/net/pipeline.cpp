@@ -114,7 +114,7 @@ std::optional<Completion> Pipeline::command(std::span<const std::string_view> ar
 bool Pipeline::awaits_sunsubscribe(std::string_view channel) const noexcept {
   if (written_ == 0) return false;
   const Entry& entry = entries_[0];
-  return entry.command == "SUNSUBSCRIBE" && entry.channel == channel;
+  return entry.command.view() == "SUNSUBSCRIBE" && entry.channel == channel;
 }
 
 std::optional<Completion> Pipeline::eval(const scripts::Script& script,
@@ -309,7 +309,7 @@ bool Pipeline::match(const redisReply* reply, Completion& out, NetError& error) 
 // first, so that a reader that matches on them still does.
 std::string Pipeline::denial_detail(std::string_view text, const Entry& entry) const {
   std::string detail(text);
-  detail.append(" (").append(entry.command);
+  detail.append(" (").append(entry.command.view());
   if (!entry.script_name.empty()) {
     detail.append(" of the ").append(entry.script_name).append(" script");
   }

@@ -13,8 +13,10 @@
 //
 // Times are nanoseconds on any monotonic clock (the connection uses uv_hrtime()).
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -191,6 +193,22 @@ class Pipeline {
  private:
   // A command queued or in flight. Slots are reused (see Ring), so eval_tail keeps its
   // capacity across commands.
+  // argv[0], or "EVALSHA" / "EVAL", for an ACL denial's text and SUNSUBSCRIBE's match:
+  // copied into the entry without a string assignment per command. Every command the
+  // library sends is named in fewer characters than it holds; a longer name is kept cut.
+  class CommandName {
+   public:
+    void assign(std::string_view name) noexcept {
+      length_ = static_cast<unsigned char>(std::min(name.size(), sizeof text_));
+      std::memcpy(text_, name.data(), length_);
+    }
+    std::string_view view() const noexcept { return {text_, length_}; }
+
+   private:
+    char text_[23] = {};
+    unsigned char length_ = 0;
+  };
+
   struct Entry {
     ReplyCallback callback;
     std::uint64_t deadline_ns = 0;
@@ -201,7 +219,7 @@ class Pipeline {
     std::string eval_tail;
     // What was sent, for the text of an ACL denial, which Redis words without naming the
     // command or key: "EVALSHA"/"EVAL" plus the script's name, or the command's argv[0].
-    std::string command;
+    CommandName command;
     std::string_view script_name;  // the Script outlives the command (see eval())
     std::string channel;           // a SUNSUBSCRIBE's, set only for one (command says)
     // Timed out while in flight: the callback already ran, and the reply, when it comes,

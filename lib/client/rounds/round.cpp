@@ -90,8 +90,9 @@ struct RoundState {
     auto& outcome = result.outcomes[index];
     outcome.status = reply.status;
     outcome.error = reply.error;
-    outcome.detail = std::move(reply.detail);
-    outcome.holder = std::move(reply.holder);
+    // reset() cleared both: most replies (grants) carry neither, and skip the moves.
+    if (!reply.detail.empty()) outcome.detail = std::move(reply.detail);
+    if (!reply.holder.empty()) outcome.holder = std::move(reply.holder);
     outcome.remaining_ttl = reply.remaining_ttl;
     outcome.token = reply.token;
     // From the round's start: the commands go out together, within microseconds of it,
@@ -316,8 +317,11 @@ void run_round(Engine& engine, SendToNode send, VoteRule rule, RoundDecided deci
   state->nodes = &nodes;
   state->result.quorum = state->quorum.quorum();
   state->result.start = core::Clock::now();
+  // A reused outcome list mostly comes back to the client that named it: comparing is
+  // cheaper than assigning the same name again.
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    state->result.outcomes[i].node = engine.node_names()[i];
+    auto& name = state->result.outcomes[i].node;
+    if (name != engine.node_names()[i]) name = engine.node_names()[i];
   }
   if (!engine.open()) {
     // Closed between the post and now: answer on the next loop turn, like a node would.
