@@ -21,6 +21,7 @@ void QuorumRound::reset(int nodes, int quorum) {
   grants_ = refusals_ = failures_ = uncounted_ = 0;
   max_token_ = 0;
   decision_ = Decision::undecided;
+  abandoned_ = false;
   abandoned_undecided_ = false;
   grants_at_decision_ = 0;
   max_token_at_decision_ = 0;
@@ -64,6 +65,7 @@ Decision QuorumRound::record(int index, Vote vote, std::uint64_t token) {
 }
 
 Decision QuorumRound::abandon_pending() {
+  abandoned_ = true;
   if (decision_ == Decision::undecided) {
     abandoned_undecided_ = true;
     decision_ = Decision::impossible;
@@ -82,13 +84,24 @@ std::chrono::microseconds straggler_allowance(std::chrono::microseconds slowest_
 }
 
 FailureKind QuorumRound::failure_kind() const noexcept {
+  const int failing = failures_ + uncounted_;
+  const int spare = nodes() - quorum_;
   // Given up on while a quorum was still possible: the refusals made the difference (the
-  // failures and uncounted grants cannot exceed N - quorum then). Otherwise the nodes still
-  // silent count as their timeouts would: a settled round that was not abandoned has none
-  // that could matter (settled() waits for them).
-  const int silent = abandoned_undecided_ ? 0 : pending();
-  return failures_ + uncounted_ + silent > nodes() - quorum_ ? FailureKind::unreachable
-                                                             : FailureKind::contention;
+  // failures and uncounted grants cannot exceed N - quorum then).
+  if (abandoned_undecided_) {
+    return failing > spare ? FailureKind::unreachable : FailureKind::contention;
+  }
+  // A settled round that was not abandoned has no silent node that could matter
+  // (settled() waits for them), and one that timed out counts them as failing.
+  if (!abandoned_ || pending() == 0) {
+    return failing + pending() > spare ? FailureKind::unreachable : FailureKind::contention;
+  }
+  // Given up on after the answers had ruled a quorum out: the silent nodes are taken to
+  // fail as the answered nodes that did not grant did, in proportion (an impossible round
+  // has at least one such answer): failing + pending * failing / against > spare.
+  const int against = failing + refusals_;
+  return failing * (against + pending()) > spare * against ? FailureKind::unreachable
+                                                           : FailureKind::contention;
 }
 
 bool QuorumRound::settled() const noexcept {

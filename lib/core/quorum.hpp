@@ -70,9 +70,12 @@ class QuorumRound {
   /// down out of five never turns a held lock into "unreachable", and a partitioned
   /// majority (three nodes failing) is never called contention, whatever the reachable
   /// minority answered. A round abandoned while a quorum was still possible is a
-  /// contention (a node silent for a few milliseconds is slow as often as it is down);
-  /// one abandoned after the answers had ruled a quorum out counts the nodes still
-  /// silent as failing, the cause their timeouts would give.
+  /// contention (a node silent for a few milliseconds is slow as often as it is down).
+  /// One abandoned after the answers had ruled a quorum out takes the nodes still silent
+  /// to fail in the proportion in which the answered nodes that did not grant failed:
+  /// beside a holder's refusals and one node down, a new client's members still being
+  /// connected are a contention; beside guarded grants that outnumber nothing, a
+  /// silent restarted member tips it to unreachable.
   FailureKind failure_kind() const noexcept;
 
   /// Another holder refused on some node while the round is open: the quorum now hangs on
@@ -96,6 +99,7 @@ class QuorumRound {
   int uncounted_ = 0;
   std::uint64_t max_token_ = 0;
   Decision decision_ = Decision::undecided;
+  bool abandoned_ = false;            // abandon_pending() was called
   bool abandoned_undecided_ = false;  // abandon_pending() decided it
   int grants_at_decision_ = 0;
   std::uint64_t max_token_at_decision_ = 0;

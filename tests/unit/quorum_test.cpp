@@ -234,8 +234,8 @@ TEST(QuorumRound, PartitionedMajorityIsUnreachableEvenWithForeignGrantsOnTheMino
 // nodes still silent. Every assignment of the five votes with some left silent, abandoned
 // wherever a refusal came and no answer settled it: given up on while a quorum was still
 // possible, it is a contention (other owners' refusals are why it stopped waiting);
-// given up on after the answers had ruled a quorum out, its cause is the one its silent
-// nodes would give by timing out.
+// given up on after the answers had ruled a quorum out, its silent nodes are taken to
+// fail in the proportion in which the answered nodes that did not grant failed.
 TEST(QuorumRound, AnAbandonedRoundsCauseDependsOnWhetherAQuorumWasStillPossible) {
   constexpr int kinds = 5;  // granted, refused, failed, uncounted, silent
   int still_possible = 0;
@@ -243,12 +243,11 @@ TEST(QuorumRound, AnAbandonedRoundsCauseDependsOnWhetherAQuorumWasStillPossible)
   for (int quorum = 1; quorum <= 5; ++quorum) {
     for (int code = 0; code < kinds * kinds * kinds * kinds * kinds; ++code) {
       QuorumRound round(5, quorum);
-      QuorumRound timed_out(5, quorum);
+      int count[kinds] = {};
       for (int node = 0, rest = code; node < 5; ++node, rest /= kinds) {
         const int kind = rest % kinds;
-        const Vote vote = kind == 4 ? Vote::failed : static_cast<Vote>(kind);
-        if (kind != 4) round.record(node, vote);
-        timed_out.record(node, vote);
+        ++count[kind];
+        if (kind != 4) round.record(node, static_cast<Vote>(kind));
       }
       // The straggler timer, once armed by a contended moment, fires whatever the votes
       // since: every round a refusal has reached and no answer has settled.
@@ -260,7 +259,12 @@ TEST(QuorumRound, AnAbandonedRoundsCauseDependsOnWhetherAQuorumWasStillPossible)
             << "pattern " << code << " quorum " << quorum;
         ++still_possible;
       } else {
-        ASSERT_EQ(round.failure_kind(), timed_out.failure_kind())
+        // failing + silent * failing / (failing + refused) > N - quorum, in reals.
+        const double failing = count[2] + count[3];
+        const double against = failing + count[1];
+        const bool unreachable = failing + count[4] * failing / against > 5 - quorum;
+        ASSERT_EQ(round.failure_kind(),
+                  unreachable ? FailureKind::unreachable : FailureKind::contention)
             << "pattern " << code << " quorum " << quorum;
         ++ruled_out;
       }
@@ -285,6 +289,18 @@ TEST(QuorumRound, AGuardedMajorityWithASilentNodeIsUnreachableWhenAbandoned) {
   ASSERT_FALSE(round.settled());
   EXPECT_EQ(round.abandon_pending(), Decision::impossible);
   EXPECT_EQ(round.failure_kind(), FailureKind::unreachable);
+
+  // A new client with one member down: two refusals and the refused connection rule a
+  // quorum out, and its two other members, still being connected, are given up on. They
+  // are taken to answer as the three did, mostly refusing: a contention, not an
+  // unreachable quorum (which would end a fail_fast waiter that one node down must not).
+  QuorumRound one_down(5, 3);
+  one_down.record(0, Vote::refused);
+  one_down.record(1, Vote::refused);
+  EXPECT_EQ(one_down.record(2, Vote::failed), Decision::impossible);
+  ASSERT_FALSE(one_down.settled());
+  one_down.abandon_pending();
+  EXPECT_EQ(one_down.failure_kind(), FailureKind::contention);
 
   // A new client whose three other members have not answered within the allowance (their
   // connections still being made) gave up while they could still have granted: a
