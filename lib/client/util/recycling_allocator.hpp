@@ -38,6 +38,7 @@ class RecyclingAllocator {
   RecyclingAllocator(const RecyclingAllocator<U>& /*other*/) noexcept {}  // NOLINT
 
   T* allocate(std::size_t n) {
+    makes = true;
     if (recycles_blocks && n == 1 && !gone) {
       auto& kept = spares();
       if (!kept.blocks.empty()) {
@@ -50,7 +51,7 @@ class RecyclingAllocator {
   }
 
   void deallocate(T* block, std::size_t n) noexcept {
-    if (recycles_blocks && n == 1 && !gone) {
+    if (recycles_blocks && n == 1 && makes && !gone) {
       auto& kept = spares();
       if (kept.blocks.size() < max_kept) {
         try {
@@ -63,6 +64,9 @@ class RecyclingAllocator {
     }
     std::allocator<T>().deallocate(block, n);
   }
+
+  /// How many blocks this thread keeps (for tests).
+  static std::size_t kept_on_this_thread() noexcept { return gone ? 0 : spares().blocks.size(); }
 
   template <typename U>
   bool operator==(const RecyclingAllocator<U>&) const noexcept {
@@ -78,6 +82,9 @@ class RecyclingAllocator {
   // destruction): a block freed after that, by a Lock destroyed then, is simply freed.
   // A plain bool, readable after every thread_local object with a destructor is gone.
   static inline thread_local bool gone = false;
+  // This thread has made blocks of this type. One that only frees them (a caller's
+  // thread destroying the Locks the loop thread made) would keep blocks nobody takes.
+  static inline thread_local bool makes = false;
 
   struct Spares {
     std::vector<void*> blocks;
