@@ -3,8 +3,9 @@
 // acquire (for the PTTL or TYPE a refusal may need) and the keys and arguments of a
 // release (for a re-send) in the slot of each call in flight, and the slots are reused. A
 // vector of strings lost the capacity it had whenever the counts changed, and each string
-// was assigned on its own: two allocations and a fifth of a node call's instructions in a
-// lock cycle. Here, once a slot has held its largest call, a copy is one memcpy per text.
+// was assigned on its own: about two allocations and 1,500 instructions per lock cycle at
+// 128 async chains. Here, once a slot has held its largest call, a copy is one memcpy per
+// text.
 
 #include <cstring>
 #include <span>

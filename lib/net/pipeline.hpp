@@ -200,7 +200,8 @@ class Pipeline {
    public:
     void assign(std::string_view name) noexcept {
       length_ = static_cast<unsigned char>(std::min(name.size(), sizeof text_));
-      std::memcpy(text_, name.data(), length_);
+      // An empty view's data may be null, which memcpy must not be given.
+      if (length_ != 0) std::memcpy(text_, name.data(), length_);
     }
     std::string_view view() const noexcept { return {text_, length_}; }
 
