@@ -29,10 +29,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using redlock::detail::LoopThread;
 
-// The wait of StackSyncCall::run (lib/client/calls/sync_call.hpp), mirrored because that one
-// posts through an Engine, which would bring the whole client in: a semaphore on the
-// caller's stack, posted by a task whose closure holds only a pointer, so std::function
-// keeps it in place and a post allocates nothing there either.
+// The bare handoff under a synchronous call (lib/client/calls/sync_call.hpp, whose wait is
+// LoopThread::call), without the call's own allocation: a semaphore on the caller's
+// stack, posted by a task whose closure holds only a pointer, so std::function keeps it
+// in place and a post allocates nothing.
 class Handoff {
  public:
   Handoff() { ::sem_init(&answered_, 0, 0); }

@@ -31,20 +31,36 @@ struct ClientAccess;
 /// client idle runs that loop on the calling thread until its answer came; one that finds
 /// it busy hands its work over and waits (Options::sync_calls). Either way it must not
 /// be called from the loop thread (from inside a callback): it returns
-/// errc::invalid_argument there instead of deadlocking.
+/// errc::invalid_argument there instead of deadlocking (the edge rules below).
 ///
-/// Callback contract (every *_async method): if the call fails synchronously (bad
-/// arguments) the callback still runs exactly once, on the loop thread, with the error;
-/// otherwise it runs exactly once on the loop thread — with errc::cancelled if the client
-/// closes first. After close() the callback runs at once on the calling thread with
-/// errc::cancelled. Each *_async method gives the same result as its synchronous form
-/// and may be called from any thread, the loop thread (inside a callback) included.
-/// Before close() the callback of an acquisition (lock_async() and the other *_async
-/// methods that return a Lock) never runs inside the call that registered it, so it may
-/// try again at once without nesting. An empty callback makes lock_async() a no-op
-/// (nothing is acquired). A callback must not
-/// block the loop; an exception it throws is caught at the loop's boundary and reported
-/// on stderr (a Lock it was given is released by its destructor).
+/// Callback contract (every *_async method of Client, Lock and Election): the callback
+/// runs exactly once, on the loop thread, never inside the call that registered it —
+/// with the result, with the error of bad arguments (nothing sent), or with
+/// errc::cancelled if the client closes first. Each *_async method gives the same result
+/// as its synchronous form and may be called from any thread, the loop thread (inside a
+/// callback) included, so a callback may chain its next call at once without nesting. A
+/// callback must not block the loop; an exception it throws is caught at the loop's
+/// boundary and reported on stderr (a Lock it was given is released by its destructor).
+///
+/// Edge rules, the same for every call that reaches the loop, sync and async, checked in
+/// this order (tests/integration/call_edges_test.cpp enumerates them over every call):
+///   - In a child forked since create(): the fork error, at once (see fork() below).
+///   - A moved-from Lock (or Leadership) has no client to reach: its calls answer at once,
+///     a callback on the calling thread, inside the call: extend() and extend_async()
+///     with errc::not_held, unlock() and unlock_async() with success (nothing to release),
+///     ReentrantLock and Leadership::resign() with errc::not_held.
+///   - After close() (from any thread, the loop thread included): every synchronous call
+///     returns errc::cancelled, and every callback runs at once on the calling thread,
+///     inside the call, with errc::cancelled; nothing is sent. Lock::unlock() of a lock
+///     whose release a quorum confirmed still succeeds (nothing to release).
+///   - On the loop thread (inside a callback) a synchronous call would wait for itself:
+///     it returns errc::invalid_argument and sends nothing (a Lock's destructor releases
+///     there without waiting).
+///   - Bad arguments: errc::invalid_argument (an async call's on the loop thread).
+///   - An empty callback means nobody is told: an acquisition (every *_async method that
+///     yields a Lock, and Election::campaign_async) then does nothing, since nobody would
+///     hold what it took; every other call (extend, release, unlock, status, inspect) runs
+///     as it would with a callback. Nothing is called, thrown or reported.
 ///
 /// fork(): a client belongs to the process that created it. A child forked from it
 /// inherits the parent's connections and loop but not the loop thread, and must not use

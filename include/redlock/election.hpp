@@ -87,8 +87,10 @@ class REDLOCK_EXPORT Leadership {
 /// leadership, over a client's quorum.
 ///
 /// Thread-safety: every method may be called from any thread except the client's loop
-/// thread (on it the synchronous methods return errc::invalid_argument); an Election holds
-/// no mutable state, so one object may serve several threads at once.
+/// thread (on it the synchronous methods, observe() included, return
+/// errc::invalid_argument at once); after close() they return errc::cancelled (the
+/// client's edge rules). An Election holds no mutable state, so one object may serve
+/// several threads at once.
 class REDLOCK_EXPORT Election {
  public:
   /// Throws std::invalid_argument for a null client, an empty key or identity, or an
@@ -107,9 +109,10 @@ class REDLOCK_EXPORT Election {
   Result<Leadership> campaign(std::stop_token stop = {},
                               std::chrono::milliseconds wait = std::chrono::milliseconds::max());
   /// campaign() without waiting: `done` runs exactly once on the client's loop thread
-  /// (as Client::lock_async's callback), never inside this call. There resign() is
-  /// refused (a synchronous call); destroying the Leadership there releases the key
-  /// without waiting, as ~Lock does.
+  /// (as Client::lock_async's callback), never inside this call; after close() at once,
+  /// with errc::cancelled. There resign() is refused (a synchronous call); destroying the
+  /// Leadership there releases the key without waiting, as ~Lock does. An empty `done`
+  /// campaigns for nobody: nothing is done (the client's edge rules).
   void campaign_async(std::stop_token stop, std::chrono::milliseconds wait,
                       std::function<void(Result<Leadership>)> done);
 

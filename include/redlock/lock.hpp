@@ -21,10 +21,11 @@ struct LockMaker;
 }  // namespace detail
 
 /// A held lock. Move-only; the destructor releases it on all nodes (waiting at most one
-/// node_timeout, never throwing). Methods may be called from any thread except the
-/// client's loop thread (use the async forms there). In a child forked after its client
-/// was created, extend() and unlock() fail and the destructor sends nothing (Client,
-/// "fork()").
+/// node_timeout, never throwing; on the loop thread, and for a release unlock_async()
+/// already sent, without waiting). Methods may be called from any thread except the
+/// client's loop thread (use the async forms there). A moved-from Lock, a closed client,
+/// a forked child and an empty callback follow the client's edge rules (Client, "Edge
+/// rules").
 class REDLOCK_EXPORT Lock {
  public:
   /// Holds nothing, as a moved-from Lock does: a place to move a lock into later. Its
@@ -73,7 +74,8 @@ class REDLOCK_EXPORT Lock {
   /// calls. `done` runs exactly once: on the loop thread with the outcome (validity is
   /// moved before it runs), also when the checks extend() makes fail (unlocked, lost,
   /// expired, bad ttl: nothing is sent); at once on the calling thread when this Lock was
-  /// moved from (errc::not_held) or the client is closed (errc::cancelled).
+  /// moved from (errc::not_held) or the client is closed (errc::cancelled). `done` may be
+  /// empty: the lock is extended all the same, and nobody is told.
   void extend_async(std::chrono::milliseconds ttl, std::function<void(Result<void>)> done);
   /// Owner-checked delete on all nodes; succeeds once a quorum no longer holds our value.
   /// From the first call on the lock is given up (validity() is 0, owned() false, no
@@ -84,12 +86,14 @@ class REDLOCK_EXPORT Lock {
   Result<void> unlock();
   /// unlock() without waiting, for code on the client's loop thread or chains of
   /// lock_async(). `done` runs exactly once: on the loop thread once a quorum confirmed
-  /// the release (or it failed), or at once on the calling thread when there is nothing
-  /// to release (a release already confirmed, or moved from: success) or the client is
-  /// closed (errc::cancelled). `done` may be empty (nobody is told). An exception it
-  /// throws is caught and reported on stderr. The Lock may be destroyed at once after
-  /// it: the destructor then neither waits nor sends a release of its own, and if this
-  /// release fails it is sent once more.
+  /// the release (or it failed), or with success when a release was already confirmed
+  /// (nothing sent; also on the loop thread, never inside this call); at once on the
+  /// calling thread when this Lock was moved from (success: nothing to release) or the
+  /// client is closed (errc::cancelled; the lock is given up all the same). `done` may
+  /// be empty (the release runs, nobody is told). An exception it throws is caught and
+  /// reported on stderr. The Lock may be destroyed at once after it: the destructor then
+  /// neither waits nor sends a release of its own, and if this release fails it is sent
+  /// once more.
   void unlock_async(std::function<void(Result<void>)> done);
 
   /// True once the watchdog (auto_extend) failed to keep a quorum, or stopped at

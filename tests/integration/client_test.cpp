@@ -321,10 +321,15 @@ TEST_F(ClientTest, UnlockAsyncReportsOnceWhenTheReleaseIsConfirmed) {
   EXPECT_GE(gone, 3);
   EXPECT_TRUE(client->try_lock("orders:async-unlock", 10s));
 
-  // Nothing left to release: success at once, on the calling thread.
-  bool again = false;
-  lock->unlock_async([&](Result<void> result) { again = static_cast<bool>(result); });
-  EXPECT_TRUE(again);
+  // Nothing left to release: success, on the loop thread like every answer (never inside
+  // the call).
+  std::promise<std::pair<bool, std::thread::id>> again;
+  lock->unlock_async([&](Result<void> result) {
+    again.set_value({static_cast<bool>(result), std::this_thread::get_id()});
+  });
+  const auto [succeeded, answered_on] = again.get_future().get();
+  EXPECT_TRUE(succeeded);
+  EXPECT_NE(answered_on, caller);
   std::this_thread::sleep_for(20ms);
   EXPECT_EQ(calls.load(), 1);
 

@@ -30,10 +30,6 @@ std::optional<Error> invalid_if(std::string_view what, std::optional<std::string
   return invalid(what, *problem);
 }
 
-std::string quoted(std::string_view what, std::string_view key) {
-  return std::string(what) + " " + detail::quote_key(key);
-}
-
 }  // namespace
 
 std::shared_ptr<Client> Client::create(Options options) {
@@ -77,7 +73,7 @@ void Client::try_lock_async(std::string_view key, milliseconds ttl, LockCallback
 }
 
 Result<Lock> Client::lock(std::string_view key, const LockOptions& options) {
-  return detail::acquire_sync(engine_, "lock", detail::exclusive_of(*engine_, key, options),
+  return detail::acquire_sync(engine_, "lock", key, detail::exclusive_of(*engine_, key, options),
                               options);
 }
 
@@ -88,8 +84,8 @@ void Client::lock_async(std::string_view key, LockOptions options, LockCallback 
 }
 
 Result<Lock> Client::acquire_permit(std::string_view key, const SemaphoreOptions& options) {
-  return detail::acquire_sync(engine_, "acquire_permit", detail::permit_of(*engine_, key, options),
-                              options.lock);
+  return detail::acquire_sync(engine_, "acquire_permit", key,
+                              detail::permit_of(*engine_, key, options), options.lock);
 }
 
 void Client::acquire_permit_async(std::string_view key, SemaphoreOptions options,
@@ -100,8 +96,8 @@ void Client::acquire_permit_async(std::string_view key, SemaphoreOptions options
 }
 
 Result<Lock> Client::read_lock(std::string_view key, const LockOptions& options) {
-  return detail::acquire_sync(engine_, "read_lock", detail::rw_of(*engine_, key, options, false),
-                              options);
+  return detail::acquire_sync(engine_, "read_lock", key,
+                              detail::rw_of(*engine_, key, options, false), options);
 }
 
 void Client::read_lock_async(std::string_view key, LockOptions options, LockCallback callback) {
@@ -111,8 +107,8 @@ void Client::read_lock_async(std::string_view key, LockOptions options, LockCall
 }
 
 Result<Lock> Client::write_lock(std::string_view key, const LockOptions& options) {
-  return detail::acquire_sync(engine_, "write_lock", detail::rw_of(*engine_, key, options, true),
-                              options);
+  return detail::acquire_sync(engine_, "write_lock", key,
+                              detail::rw_of(*engine_, key, options, true), options);
 }
 
 void Client::write_lock_async(std::string_view key, LockOptions options, LockCallback callback) {
@@ -122,7 +118,8 @@ void Client::write_lock_async(std::string_view key, LockOptions options, LockCal
 }
 
 Result<Lock> Client::lock_all(std::span<const std::string> keys, const LockOptions& options) {
-  return detail::acquire_sync(engine_, "lock_all", detail::keys_of(*engine_, keys, options),
+  const std::string_view first = keys.empty() ? std::string_view() : std::string_view(keys.front());
+  return detail::acquire_sync(engine_, "lock_all", first, detail::keys_of(*engine_, keys, options),
                               options);
 }
 
@@ -139,9 +136,8 @@ Result<int> Client::semaphore_quorum(int permits, int quorum) const {
 }
 
 Result<std::vector<NodeOutcome>> Client::status(std::string_view key) {
-  if (auto problem = engine_->check_lock_key(key)) return invalid("status", *problem);
   return detail::call_sync<std::vector<NodeOutcome>>(
-      *engine_, "status",
+      *engine_, {"status", key}, invalid_if("status", engine_->check_lock_key(key)),
       [engine = engine_, key = std::string(key),
        timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
         detail::start_status(engine, std::move(key), timeout, std::move(deliver));
@@ -150,21 +146,16 @@ Result<std::vector<NodeOutcome>> Client::status(std::string_view key) {
 
 void Client::status_async(std::string_view key, StatusCallback callback) {
   detail::call_async<std::vector<NodeOutcome>>(
-      *engine_, "status_async", quoted("status", key),
+      *engine_, {"status_async", {"status", key}},
       invalid_if("status", engine_->check_lock_key(key)),
-      [engine = engine_, key = std::string(key),
-       timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
-        detail::start_status(engine, std::move(key), timeout, std::move(deliver));
-      },
+      [engine = engine_, key = std::string(key), timeout = detail::diagnostic_timeout(*engine_)](
+          auto answer) mutable { detail::start_status(engine, std::move(key), timeout, answer); },
       std::move(callback));
 }
 
 Result<std::vector<NodeView>> Client::inspect(std::string_view key) {
-  if (auto problem = engine_->check_lock_key(key)) {
-    return Error(make_error_code(errc::invalid_argument), "inspect: " + *problem);
-  }
   return detail::call_sync<std::vector<NodeView>>(
-      *engine_, "inspect",
+      *engine_, {"inspect", key}, invalid_if("inspect", engine_->check_lock_key(key)),
       [engine = engine_, key = std::string(key),
        timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
         detail::start_inspect(engine, std::move(key), timeout, std::move(deliver));
@@ -172,53 +163,61 @@ Result<std::vector<NodeView>> Client::inspect(std::string_view key) {
 }
 
 void Client::inspect_async(std::string_view key, InspectCallback callback) {
-  std::optional<Error> problem;
-  if (auto text = engine_->check_lock_key(key)) {
-    problem = Error(make_error_code(errc::invalid_argument), "inspect: " + *text);
-  }
   detail::call_async<std::vector<NodeView>>(
-      *engine_, "inspect_async", "inspect " + detail::quote_key(key), std::move(problem),
-      [engine = engine_, key = std::string(key),
-       timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
-        detail::start_inspect(engine, std::move(key), timeout, std::move(deliver));
-      },
+      *engine_, {"inspect_async", {"inspect", key}},
+      invalid_if("inspect", engine_->check_lock_key(key)),
+      [engine = engine_, key = std::string(key), timeout = detail::diagnostic_timeout(*engine_)](
+          auto answer) mutable { detail::start_inspect(engine, std::move(key), timeout, answer); },
       std::move(callback));
 }
 
+namespace {
+
+std::optional<Error> release_problem(const detail::Engine& engine, std::string_view key,
+                                     std::string_view value) {
+  auto problem = invalid_if("release", engine.check_lock_key(key));
+  if (!problem && value.empty()) problem = invalid("release", "value: must not be empty");
+  return problem;
+}
+
+std::optional<Error> extend_problem(const detail::Engine& engine, std::string_view key,
+                                    std::string_view value, milliseconds ttl) {
+  auto problem = invalid_if("extend", engine.check_lock_key(key));
+  if (!problem && value.empty()) problem = invalid("extend", "value: must not be empty");
+  if (!problem) problem = invalid_if("extend", engine.check_extend_ttl(ttl));
+  return problem;
+}
+
+/// A release's answer: success once some node deleted the value, else not_held.
+Result<void> released_or_not_held(std::string_view key, Result<detail::Released> released) {
+  if (!released) return std::move(released).error();
+  if (released->deleted > 0) return {};
+  return Error(make_error_code(errc::not_held),
+               "release " + detail::quote_key(key) + ": no node that answered held this value",
+               std::move(released->outcomes));
+}
+
+}  // namespace
+
 Result<void> Client::release(std::string_view key, std::string_view value) {
-  if (auto problem = engine_->check_lock_key(key)) return invalid("release", *problem);
-  if (value.empty()) return invalid("release", "value: must not be empty");
   auto released = detail::call_sync<detail::Released>(
-      *engine_, "release",
+      *engine_, {"release", key}, release_problem(*engine_, key, value),
       [engine = engine_, key = std::string(key), value = std::string(value),
        timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
         detail::start_release(engine, std::move(key), std::move(value), timeout,
                               std::move(deliver));
       });
-  if (!released) return std::move(released).error();
-  if (released->deleted == 0) {
-    return Error(make_error_code(errc::not_held),
-                 "release " + detail::quote_key(key) + ": no node that answered held this value",
-                 std::move(released->outcomes));
-  }
-  return {};
+  return released_or_not_held(key, std::move(released));
 }
 
 void Client::release_async(std::string_view key, std::string_view value, DoneCallback callback) {
-  auto problem = invalid_if("release", engine_->check_lock_key(key));
-  if (!problem && value.empty()) problem = invalid_if("release", "value: must not be empty");
   detail::call_async<void>(
-      *engine_, "release_async", quoted("release", key), std::move(problem),
+      *engine_, {"release_async", {"release", key}}, release_problem(*engine_, key, value),
       [engine = engine_, key = std::string(key), value = std::string(value),
-       timeout = detail::diagnostic_timeout(*engine_)](auto deliver) mutable {
+       timeout = detail::diagnostic_timeout(*engine_)](auto answer) mutable {
         detail::start_release(engine, key, std::move(value), timeout,
-                              [key, deliver](Result<detail::Released> released) {
-                                if (!released) return deliver(std::move(released).error());
-                                if (released->deleted > 0) return deliver({});
-                                deliver(Error(make_error_code(errc::not_held),
-                                              "release " + detail::quote_key(key) +
-                                                  ": no node that answered held this value",
-                                              std::move(released->outcomes)));
+                              [key, answer](Result<detail::Released> released) {
+                                answer(released_or_not_held(key, std::move(released)));
                               });
       },
       std::move(callback));
@@ -226,11 +225,8 @@ void Client::release_async(std::string_view key, std::string_view value, DoneCal
 
 Result<milliseconds> Client::extend(std::string_view key, std::string_view value,
                                     milliseconds ttl) {
-  if (auto problem = engine_->check_lock_key(key)) return invalid("extend", *problem);
-  if (value.empty()) return invalid("extend", "value: must not be empty");
-  if (auto problem = engine_->check_extend_ttl(ttl)) return invalid("extend", *problem);
   auto extended = detail::call_sync<core::Clock::time_point>(
-      *engine_, "extend",
+      *engine_, {"extend", key}, extend_problem(*engine_, key, value, ttl),
       [engine = engine_, key = std::string(key), value = std::string(value),
        ttl](auto deliver) mutable {
         detail::start_extend(engine, std::move(key), std::move(value), ttl, std::move(deliver));
@@ -241,17 +237,14 @@ Result<milliseconds> Client::extend(std::string_view key, std::string_view value
 
 void Client::extend_async(std::string_view key, std::string_view value, milliseconds ttl,
                           ExtendCallback callback) {
-  auto problem = invalid_if("extend", engine_->check_lock_key(key));
-  if (!problem && value.empty()) problem = invalid_if("extend", "value: must not be empty");
-  if (!problem) problem = invalid_if("extend", engine_->check_extend_ttl(ttl));
   detail::call_async<milliseconds>(
-      *engine_, "extend_async", quoted("extend", key), std::move(problem),
+      *engine_, {"extend_async", {"extend", key}}, extend_problem(*engine_, key, value, ttl),
       [engine = engine_, key = std::string(key), value = std::string(value),
-       ttl](auto deliver) mutable {
+       ttl](auto answer) mutable {
         detail::start_extend(engine, std::move(key), std::move(value), ttl,
-                             [deliver](Result<core::Clock::time_point> extended) {
-                               if (!extended) return deliver(std::move(extended).error());
-                               deliver(core::validity_left(*extended, core::Clock::now()));
+                             [answer](Result<core::Clock::time_point> extended) {
+                               if (!extended) return answer(std::move(extended).error());
+                               answer(core::validity_left(*extended, core::Clock::now()));
                              });
       },
       std::move(callback));

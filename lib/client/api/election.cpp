@@ -16,6 +16,7 @@
 #include "client/api/client_access.hpp"
 #include "client/calls/sync_call.hpp"
 #include "client/engine/engine.hpp"
+#include "client/loop/user_callback.hpp"
 #include "client/operations/election_record.hpp"
 #include "client/operations/operations.hpp"
 #include "core/backoff.hpp"
@@ -129,7 +130,7 @@ Result<Leadership> Election::campaign(std::stop_token stop, milliseconds wait) {
   if (!lock) return std::move(lock).error();
   const auto& engine = engine_of(client_);
   auto proclaimed = detail::call_sync<void>(
-      *engine, "campaign",
+      *engine, {"campaign", key_},
       [engine, key = key_, value = lock->value(), record = record_of(*lock, identity_),
        timeout = engine->node_timeout(ttl_)](auto deliver) mutable {
         detail::start_proclaim(engine, std::move(key), std::move(value), std::move(record), timeout,
@@ -147,27 +148,37 @@ Result<Leadership> Election::campaign(std::stop_token stop, milliseconds wait) {
 
 void Election::campaign_async(std::stop_token stop, milliseconds wait,
                               std::function<void(Result<Leadership>)> done) {
+  // An acquisition: with an empty callback nobody would hold the leadership (the edge
+  // rules, calls/edges.hpp).
+  if (!done) return;
   auto ended = std::make_shared<std::stop_source>();
   client_->lock_async(
       key_, campaign_options(ttl_, wait, std::move(stop), ended),
       [engine = engine_of(client_), key = key_, identity = identity_, ttl = ttl_, ended,
        done = std::move(done)](Result<Lock> lock) mutable {
-        if (!lock) return done(std::move(lock).error());
+        // Here in the application's context (lock_async's callback): at once on the calling
+        // thread after close(), else on the loop thread.
+        if (!lock)
+          return detail::call_user_here("campaign_async", done,
+                                        Result<Leadership>(std::move(lock).error()));
         auto value = lock->value();
         auto record = record_of(*lock, identity);
         // Kept by the callback until the record is written: the Lock moves in there.
         auto held = std::make_shared<Lock>(std::move(*lock));
         detail::start_proclaim(
             engine, key, std::move(value), std::move(record), engine->node_timeout(ttl),
-            [held, key, identity, ended, done = std::move(done)](Result<void> proclaimed) {
+            [held, key, identity, ended, done = std::move(done)](Result<void> proclaimed) mutable {
+              // On the loop, from whoever runs it: the answer goes through call_user.
               if (!proclaimed) {
                 held->unlock_async({});
-                return done(std::move(proclaimed).error());
+                return detail::call_user("campaign_async", done,
+                                         Result<Leadership>(std::move(proclaimed).error()));
               }
               auto state = std::make_unique<Leadership::State>(
                   Leadership::State{std::move(*held), identity, key, 0, ended});
               state->term = state->lock.fencing_token().value_or(0);
-              done(Leadership(std::move(state)));
+              detail::call_user("campaign_async", done,
+                                Result<Leadership>(Leadership(std::move(state))));
             });
       });
 }
@@ -176,7 +187,7 @@ Result<std::optional<Leader>> Election::leader() const {
   const auto& engine = engine_of(client_);
   const auto start = core::Clock::now();
   auto members = detail::call_sync<std::vector<core::MemberLeaderView>>(
-      *engine, "leader",
+      *engine, {"leader", key_},
       [engine, key = key_, timeout = detail::diagnostic_timeout(*engine)](auto deliver) mutable {
         detail::start_leader_read(engine, std::move(key), timeout, std::move(deliver));
       });
@@ -212,6 +223,9 @@ Result<void> Election::observe(std::stop_token stop,
   if (every <= milliseconds(0)) every = std::min(ttl_ / 3, milliseconds(1000));
   every = std::max(every, milliseconds(1));
   const auto& engine = engine_of(client_);
+  // Refused as every synchronous call is (calls/edges.hpp): on the loop thread it would
+  // wait for itself, after close() nothing is left to observe.
+  if (auto refused = detail::sync_refusal(*engine, {"observe", key_})) return *std::move(refused);
   auto release = std::make_shared<ReleaseHeard>();
   // Listens on the loop thread to the key's release announcements (those of every client
   // that releases it, and this client's own resignations at once).

@@ -2,11 +2,11 @@
 
 #include <array>
 #include <charconv>
-#include <future>
 #include <stdexcept>
 
 #include <redlock/fenced_store.hpp>
 
+#include "client/calls/sync_call.hpp"
 #include "client/loop/loop_thread.hpp"
 #include "client/operations/operations.hpp"
 #include "member/node.hpp"
@@ -27,12 +27,13 @@ class FencedStoreImpl {
  public:
   FencedStoreImpl(net::ConnectionOptions options, std::chrono::milliseconds timeout)
       : timeout_(timeout), where_(options.endpoint.display) {
-    std::promise<void> connected;
-    loop_.post([&] {
-      connection_.reset(net::Connection::create(loop_.loop(), std::move(options)));
-      connected.set_value();
-    });
-    connected.get_future().wait();
+    (void)wait_for_answer<void>(
+        loop_,
+        [&](Deliver<void> connected) {
+          connection_.reset(net::Connection::create(loop_.loop(), std::move(options)));
+          connected({});
+        },
+        std::nullopt);
   }
 
   ~FencedStoreImpl() {
@@ -57,19 +58,18 @@ class FencedStoreImpl {
       return Error(make_error_code(errc::invalid_argument),
                    "FencedStore: called on its own loop thread");
     }
-    auto promise = std::make_shared<std::promise<Result<T>>>();
-    auto future = promise->get_future();
-    const bool posted = loop_.post([this, submit, convert, promise]() mutable {
-      submit(*connection_, [promise, convert](const net::ReplyView& view) {
-        if (view.error) {
-          promise->set_value(Error(view.error, std::string(view.detail)));
-          return;
-        }
-        promise->set_value(convert(view.reply));
-      });
-    });
-    if (!posted) return cancelled_error("FencedStore");
-    return future.get();
+    // The client's one way of waiting for the loop (calls/sync_call.hpp).
+    auto answer = wait_for_answer<T>(
+        loop_,
+        [this, submit, convert](Deliver<T> deliver) mutable {
+          submit(*connection_, [deliver, convert](const net::ReplyView& view) {
+            if (view.error) return deliver(Error(view.error, std::string(view.detail)));
+            deliver(convert(view.reply));
+          });
+        },
+        std::nullopt);
+    if (!answer) return cancelled_error("FencedStore");
+    return std::move(*answer);
   }
 
   /// True in a child process forked since create(): the connection and the loop are the

@@ -110,22 +110,29 @@ Lock::~Lock() {
   if (!state_->request_release()) return;
   auto& engine = *state_->engine;
   if (engine.on_loop_thread()) {
-    // Destroyed inside a callback: cannot wait here, the release proceeds on its own.
+    // Destroyed inside a callback: cannot wait here, the release proceeds on its own (also
+    // after close(), while the nodes are still open: the last chance to free them).
     release_for_destroyed_handle(state_);
     return;
   }
+  const detail::CallName name{"unlock", state_->resource()};
   if (in_flight) {
     // After unlock_async(): that release is on its way and its caller gets the answer;
     // a second one would double the nodes' work, and waiting for it would block a caller
-    // who chose not to wait.
-    (void)engine.post([state = state_] { release_for_destroyed_handle(state); });
+    // who chose not to wait. Nobody is told.
+    detail::call_async<void>(engine, {"unlock", name}, std::nullopt,
+                             [state = state_](auto answer) {
+                               release_for_destroyed_handle(state);
+                               answer(Result<void>());
+                             },
+                             {});
     return;
   }
   // Bounded: every node answers or times out within node_timeout; the margin covers
   // the hop to the loop thread. Whatever happens, the destructor does not throw.
   const auto limit = engine.node_timeout(state_->ttl()) * 2 + milliseconds(100);
   (void)detail::call_sync_for<detail::Released>(
-      engine, "unlock",
+      engine, name,
       [state = state_](auto deliver) {
         state->releases_in_flight.fetch_add(1);
         start_unlock(state, std::move(deliver));
@@ -168,69 +175,81 @@ bool Lock::owned() const noexcept {
 Result<void> Lock::extend(milliseconds ttl) {
   if (!state_) return moved_from_error("extend");
   auto& engine = *state_->engine;
-  if (engine.forked()) return engine.fork_error("extend " + detail::quote_key(state_->resource()));
-  if (auto problem = invalid_ttl("extend", engine.check_extend_ttl(ttl))) {
-    return *problem;
-  }
   auto extended = detail::call_sync<core::Clock::time_point>(
-      engine, "extend",
+      engine, {"extend", state_->resource()}, invalid_ttl("extend", engine.check_extend_ttl(ttl)),
       [state = state_, ttl](auto deliver) { detail::extend_lock(state, ttl, std::move(deliver)); });
   if (!extended) return std::move(extended).error();
   return {};
 }
 
 void Lock::unlock_async(std::function<void(Result<void>)> done) {
-  auto deliver = [done = std::move(done)](Result<detail::Released> released) mutable {
-    if (!done) return;
-    if (!released) return detail::call_user("unlock_async", done, std::move(released).error());
-    detail::call_user("unlock_async", done, Result<void>());
-  };
-  if (state_ && state_->engine->forked()) {
-    return deliver(state_->engine->fork_error("unlock " + detail::quote_key(state_->resource())));
-  }
-  if (!state_ || !state_->request_release()) return deliver(detail::Released{});
-  // Counted here, before the hop: the handle may be destroyed before the loop runs it.
-  state_->releases_in_flight.fetch_add(1);
+  constexpr const char* callback = "unlock_async";
+  // Moved from: nothing to release, and no client to reach.
+  if (!state_) return detail::answer_at_once<void>(callback, done, Result<void>());
   auto& engine = *state_->engine;
-  if (engine.on_loop_thread()) return start_unlock(state_, std::move(deliver));
-  auto shared_deliver = std::make_shared<decltype(deliver)>(std::move(deliver));
-  const bool posted = engine.post(
-      [state = state_, shared_deliver] { start_unlock(state, std::move(*shared_deliver)); });
-  if (!posted) {
-    state_->releases_in_flight.fetch_sub(1);
-    (*shared_deliver)(detail::cancelled_error("unlock " + detail::quote_key(state_->resource())));
+  const detail::CallName name{"unlock", state_->resource()};
+  if (engine.forked())
+    return detail::answer_at_once<void>(callback, done, engine.fork_error(name.text()));
+  // Given up from the first call on, whatever comes of it.
+  const bool release_due = state_->request_release();
+  if (!release_due) {
+    // Nothing to release (already confirmed): success, on the loop as every answer, or at
+    // once when there is no loop to answer on (after close()).
+    if (engine.closed()) return detail::answer_at_once<void>(callback, done, Result<void>());
+    return detail::call_async<void>(
+        engine, {callback, name}, std::nullopt, [](auto answer) { answer(Result<void>()); },
+        std::move(done));
   }
+  if (engine.closed()) {
+    return detail::answer_at_once<void>(callback, done, detail::cancelled_error(name.text()));
+  }
+  // Counted here, before the hop: the handle may be destroyed before the loop runs it.
+  // (A close() from another thread between here and the hop leaves it counted: the
+  // destructor then sends nothing, as it would not after close() anyway.)
+  state_->releases_in_flight.fetch_add(1);
+  detail::call_async<void>(
+      engine, {callback, name}, std::nullopt,
+      [state = state_](auto answer) {
+        start_unlock(state, [answer](Result<detail::Released> released) {
+          if (!released) return answer(std::move(released).error());
+          answer(Result<void>());
+        });
+      },
+      std::move(done));
 }
 
 Result<void> Lock::unlock() {
+  // Moved from, or a release already confirmed: nothing to release, nothing sent.
   if (release_confirmed(state_)) return {};
-  if (state_->engine->forked()) {
-    return state_->engine->fork_error("unlock " + detail::quote_key(state_->resource()));
+  auto& engine = *state_->engine;
+  const detail::CallName name{"unlock", state_->resource()};
+  // In a forked child, and on the loop thread (where nothing may wait), the call is
+  // refused and changes nothing (unlock_async() or the destructor release from there).
+  // After close() the lock is given up all the same, and the call cancelled.
+  if (auto refused = detail::sync_refusal(engine, name);
+      refused && !(*refused == errc::cancelled)) {
+    return *std::move(refused);
   }
-  // Like extend(): on the loop thread nothing may wait, so the call is refused and changes
-  // nothing (unlock_async() or the destructor release from there).
-  if (state_->engine->on_loop_thread()) return detail::loop_thread_error("unlock");
   if (!state_->request_release()) return {};
-  auto released = detail::call_sync<detail::Released>(*state_->engine, "unlock",
-                                                      [state = state_](auto deliver) {
-                                                        state->releases_in_flight.fetch_add(1);
-                                                        start_unlock(state, std::move(deliver));
-                                                      });
+  auto released = detail::call_sync<detail::Released>(engine, name, [state = state_](auto deliver) {
+    state->releases_in_flight.fetch_add(1);
+    start_unlock(state, std::move(deliver));
+  });
   if (!released) return std::move(released).error();
   return {};
 }
 
 void Lock::extend_async(milliseconds ttl, std::function<void(Result<void>)> done) {
-  if (!state_) {
-    return done(Error(make_error_code(errc::not_held), "extend: this Lock was moved from"));
-  }
+  if (!state_)
+    return detail::answer_at_once<void>("extend_async", done, moved_from_error("extend"));
+  auto& engine = *state_->engine;
   detail::call_async<void>(
-      *state_->engine, "extend_async", "extend " + detail::quote_key(state_->resource()),
-      invalid_ttl("extend", state_->engine->check_extend_ttl(ttl)),
-      [state = state_, ttl](auto deliver) {
-        detail::extend_lock(state, ttl, [deliver](Result<core::Clock::time_point> extended) {
-          if (!extended) return deliver(std::move(extended).error());
-          deliver({});
+      engine, {"extend_async", {"extend", state_->resource()}},
+      invalid_ttl("extend", engine.check_extend_ttl(ttl)),
+      [state = state_, ttl](auto answer) {
+        detail::extend_lock(state, ttl, [answer](Result<core::Clock::time_point> extended) {
+          if (!extended) return answer(std::move(extended).error());
+          answer(Result<void>());
         });
       },
       std::move(done));

@@ -1,9 +1,7 @@
 #pragma once
-// How every acquisition reaches the loop and its result reaches the caller: one path for
-// lock, try_lock, read_lock, write_lock, acquire_permit and lock_all, sync and async. The
-// async contract (client.hpp) is written once here: an empty callback acquires nothing,
-// the callback runs exactly once on the loop thread, and an exception it throws is caught
-// and reported (the Lock it was handed is released).
+// Every acquisition (lock, try_lock, read_lock, write_lock, acquire_permit, lock_all),
+// sync and async, over the one synchronous and the one asynchronous call (sync_call.hpp,
+// async_call.hpp): the held lock becomes the user's Lock here.
 
 #include <memory>
 #include <string_view>
@@ -29,12 +27,13 @@ class Engine;
 std::optional<Error> check_acquire_options(const Engine& engine, std::string_view what,
                                            const LockOptions& options);
 
-/// Acquires `kind` (or reports why it was refused) and waits for the result.
+/// Acquires `kind` (or reports why it was refused) and waits for the result. `what` and
+/// `key` name the call in the errors of the edge rules (calls/edges.hpp).
 Result<Lock> acquire_sync(const std::shared_ptr<Engine>& engine, std::string_view what,
-                          Result<Kind> kind, LockOptions options);
+                          std::string_view key, Result<Kind> kind, LockOptions options);
 
-/// Acquires `kind` (or reports why it was refused) and calls `callback` on the loop thread.
-/// `key` names the lock if the client has closed before the operation could start.
+/// Acquires `kind` (or reports why it was refused) and calls `callback` on the loop thread,
+/// by the edge rules (calls/edges.hpp); an empty callback acquires nothing.
 void acquire_async(const std::shared_ptr<Engine>& engine, std::string_view what,
                    std::string_view key, Result<Kind> kind, LockOptions options,
                    Client::LockCallback callback);

@@ -1,148 +1,116 @@
 #pragma once
-// The synchronous API over the asynchronous one: start the operation and wait for its
-// single callback: running the loop on the caller's thread when the client is idle
-// (Options::sync_calls lead: LoopThread::lead), or posting it to the loop thread. Calling
-// this on the loop thread would wait for itself, so it is refused there with an error;
-// so is a call in a child process forked since the client was made (Engine::forked).
+// The one way a synchronous call reaches the loop: the edge rules (edges.hpp), then the
+// operation started on the loop and its single answer waited for. How the caller waits is
+// the loop's (LoopThread::call): with leader/followers a caller that finds the client idle
+// runs the loop itself until its answer came, else it sleeps until the loop thread
+// answers. A wait may be bounded (a Lock's destructor): the caller then leaves at the
+// bound and the operation completes on its own.
 
-#include <semaphore.h>
-
+#include <atomic>
 #include <chrono>
 #include <functional>
-#include <future>
-#include <memory>
 #include <optional>
-#include <string>
+#include <utility>
 
 #include <redlock/result.hpp>
 
+#include "client/calls/edges.hpp"
 #include "client/engine/engine.hpp"
-#include "client/operations/operations.hpp"
 
 namespace redlock::detail {
 
 template <typename T>
 using Deliver = std::function<void(Result<T>)>;
 
-inline Error loop_thread_error(std::string_view what) {
-  return Error(make_error_code(errc::invalid_argument),
-               std::string(what) +
-                   ": a synchronous call on the client's loop thread (inside a callback) would "
-                   "wait for itself; use the asynchronous form");
-}
+namespace sync_call {
 
-/// One synchronous call that waits as long as it takes, so it can live on the caller's
-/// stack: the loop thread reaches it through a plain pointer, and the closures that carry
-/// that pointer fit in std::function's own storage. No heap allocation, where a promise
-/// took three (its shared state, and two closures too large to store in place).
-///
-/// The wake is a POSIX semaphore: sem_post's last touch of the semaphore is its wake-up
-/// (glibc since 2.21), so the caller may return and free it as soon as sem_wait returns,
-/// and the woken caller does not then contend for a mutex the loop thread still holds,
-/// as a condition variable notified under its lock makes it do.
+/// One synchronous call: the operation's start, the caller's wait and the answer, in one
+/// allocation shared by the caller and the answer (each drops it once), so that a caller
+/// whose wait is bounded may leave first. The task posted and the answer handed to the
+/// operation carry only its address, which std::function stores in place.
 template <typename T, typename Start>
-class StackSyncCall {
+class Call {
  public:
-  explicit StackSyncCall(Start start) : start_(std::move(start)) { ::sem_init(&answered_, 0, 0); }
-  ~StackSyncCall() { ::sem_destroy(&answered_); }
-  StackSyncCall(const StackSyncCall&) = delete;
-  StackSyncCall& operator=(const StackSyncCall&) = delete;
+  Call(LoopThread& loop, Start start) : loop_(loop), start_(std::move(start)) {}
 
-  /// Nullopt when the client no longer takes work (closing).
-  std::optional<Result<T>> run(Engine& engine) {
-    const bool posted = engine.post([this] {
-      // Moved to the loop thread's stack first: an operation may deliver before `start`
-      // returns, and from then on the caller may return and free this object.
-      auto start = std::move(start_);
-      start(Deliver<T>([this](Result<T> result) {
-        result_.emplace(std::move(result));
-        ::sem_post(&answered_);
-      }));
-    });
-    if (!posted) return std::nullopt;
-    while (::sem_wait(&answered_) != 0) {
-      // EINTR: a signal handler ran; the answer is still to come.
-    }
-    return std::move(result_);
+  std::optional<Result<T>> run(std::optional<std::chrono::milliseconds> limit) {
+    std::optional<std::chrono::steady_clock::time_point> until;
+    if (limit) until = std::chrono::steady_clock::now() + *limit;
+    const auto waited = loop_.call(
+        waiter_, [this] { begin(); }, until);
+    std::optional<Result<T>> result;
+    if (waited == LoopThread::Waited::answered) result = std::move(result_);
+    // Refused: the start never ran and never will, so the answer's share goes too. A
+    // caller that left (abandoned) leaves that share to the answer.
+    if (waited == LoopThread::Waited::refused) drop();
+    drop();
+    return result;
   }
 
  private:
-  Start start_;
-  sem_t answered_;
-  std::optional<Result<T>> result_;
-};
-
-/// StackSyncCall through leader/followers (LoopThread::lead): the caller runs the loop
-/// itself when nobody does, else it sleeps until its answer or its turn to lead.
-template <typename T, typename Start>
-class LedSyncCall {
- public:
-  LedSyncCall(Engine& engine, Start start) : engine_(engine), start_(std::move(start)) {}
-  LedSyncCall(const LedSyncCall&) = delete;
-  LedSyncCall& operator=(const LedSyncCall&) = delete;
-
-  /// Nullopt when the client no longer takes work (closing).
-  std::optional<Result<T>> run() {
-    const bool ran = engine_.loop_thread().lead(waiter_, [this] {
-      // Moved to the leader's stack first, as in StackSyncCall.
-      auto start = std::move(start_);
-      start(Deliver<T>([this](Result<T> result) {
-        result_.emplace(std::move(result));
-        engine_.loop_thread().finish(waiter_);
-      }));
-    });
-    if (!ran) return std::nullopt;
-    return std::move(result_);
+  void begin() {
+    // Moved to the loop thread's stack first: an operation may answer before `start`
+    // returns, and a caller that left may then have freed this object.
+    auto start = std::move(start_);
+    start(Deliver<T>([this](Result<T> result) {
+      result_.emplace(std::move(result));
+      loop_.finish(waiter_);
+      drop();
+    }));
+  }
+  void drop() {
+    if (owners_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
 
- private:
-  Engine& engine_;
+  LoopThread& loop_;
   Start start_;
   LoopThread::Waiter waiter_;
   std::optional<Result<T>> result_;
+  std::atomic<int> owners_{2};  // the caller and the answer
 };
 
-/// Runs `start(deliver)` on the loop thread and returns what it delivers. With `limit`,
-/// gives up waiting after it (the operation still completes on its own) and returns
-/// nullopt.
+}  // namespace sync_call
+
+/// Runs `start(deliver)` on `loop` and waits for what it delivers, at most `limit`:
+/// nullopt when the loop took no more work, or the wait ended first. No edge rule: the
+/// callers below apply them (and FencedStore its own).
 template <typename T, typename Start>
-std::optional<Result<T>> call_sync_for(Engine& engine, std::string_view what, Start start,
+std::optional<Result<T>> wait_for_answer(LoopThread& loop, Start start,
+                                         std::optional<std::chrono::milliseconds> limit) {
+  return (new sync_call::Call<T, Start>(loop, std::move(start)))->run(limit);
+}
+
+/// Applies the edge rules, then runs `start(deliver)` on the loop and returns what it
+/// delivers. With `limit`, gives up waiting after it (the operation still completes on
+/// its own) and returns nullopt.
+template <typename T, typename Start>
+std::optional<Result<T>> call_sync_for(Engine& engine, const CallName& name, Start start,
                                        std::optional<std::chrono::milliseconds> limit) {
-  // In a forked child neither way below can work: the loop is the parent's (a caller
-  // leading it would read the parent's replies) and its thread is not there.
-  if (engine.forked()) return Result<T>(engine.fork_error(what));
-  if (engine.on_loop_thread()) return Result<T>(loop_thread_error(what));
-  // The observer and the log hear of a call's own steps while it runs, on the loop
-  // thread: with either, a caller never leads. A bounded wait may leave before its answer,
-  // and the caller's loop (Options::loop) is run by the caller alone (callers_lead() is
-  // false for it).
-  const auto& options = engine.options();
-  if (!limit && engine.loop_thread().callers_lead() && !options.observer && !options.log) {
-    LedSyncCall<T, Start> call(engine, std::move(start));
-    auto result = call.run();
-    if (!result) return Result<T>(cancelled_error(what));
-    return result;
-  }
-  if (!limit) {
-    StackSyncCall<T, Start> call(std::move(start));
-    auto result = call.run(engine);
-    if (!result) return Result<T>(cancelled_error(what));
-    return result;
-  }
-  // A bounded wait may leave before the answer: the answer's storage is shared.
-  auto promise = std::make_shared<std::promise<Result<T>>>();
-  auto future = promise->get_future();
-  const bool posted = engine.post([start = std::move(start), promise]() mutable {
-    start(Deliver<T>([promise](Result<T> result) { promise->set_value(std::move(result)); }));
-  });
-  if (!posted) return Result<T>(cancelled_error(what));
-  if (future.wait_for(*limit) != std::future_status::ready) return std::nullopt;
-  return future.get();
+  if (auto refused = sync_refusal(engine, name)) return Result<T>(std::move(*refused));
+  auto result = wait_for_answer<T>(engine.loop_thread(), std::move(start), limit);
+  if (!result && !limit) return Result<T>(cancelled_error(name.text()));
+  return result;
 }
 
 template <typename T, typename Start>
+Result<T> call_sync(Engine& engine, const CallName& name, Start start) {
+  return std::move(*call_sync_for<T>(engine, name, std::move(start), std::nullopt));
+}
+
+/// call_sync of an operation named `what` alone.
+template <typename T, typename Start>
 Result<T> call_sync(Engine& engine, std::string_view what, Start start) {
-  return std::move(*call_sync_for<T>(engine, what, std::move(start), std::nullopt));
+  return call_sync<T>(engine, CallName{what}, std::move(start));
+}
+
+/// call_sync with the arguments' check: `problem` (bad arguments) is the answer instead,
+/// after the edge rules (calls/edges.hpp).
+template <typename T, typename Start>
+Result<T> call_sync(Engine& engine, const CallName& name, std::optional<Error> problem,
+                    Start start) {
+  if (!problem) return call_sync<T>(engine, name, std::move(start));
+  if (auto refused = sync_refusal(engine, name)) return std::move(*refused);
+  return std::move(*problem);
 }
 
 }  // namespace redlock::detail

@@ -61,7 +61,10 @@ Engine::Engine(Options options, std::vector<std::string> node_names, int quorum,
       guard_bound_(std::make_shared<std::atomic<long long>>(
           options_.member_guard.longest_ttl.count() > 0 ? options_.member_guard.longest_ttl.count()
                                                         : LockOptions{}.ttl.count())),
-      loop_(options_.loop, options_.sync_calls == SyncCalls::lead) {}
+      // The observer and the log hear of a call's own steps while it runs, on the loop
+      // thread: with either, a caller never leads.
+      loop_(options_.loop,
+            options_.sync_calls == SyncCalls::lead && !options_.observer && !options_.log) {}
 
 std::optional<std::string> Engine::check_lock_key(std::string_view key) const {
   if (auto problem = core::check_key(key, options_.max_key_bytes)) return problem;

@@ -63,6 +63,9 @@ class Engine : public std::enable_shared_from_this<Engine> {
   /// fork_error() before it touches anything of the loop (the parent's sockets and epoll
   /// set), close() does nothing, and the engine's loop state is left behind, unclosed.
   bool forked() const noexcept { return loop_.fork_guard().forked(); }
+  /// True once close() was called (from any thread): from then on no call reaches the
+  /// loop (calls/edges.hpp).
+  bool closed() const noexcept { return closed_.load(); }
   /// errc::invalid_argument, "<what>: this Client was created in process 123 and is used
   /// in process 456 after fork(); create a new Client in the child".
   Error fork_error(std::string_view what) const {

@@ -167,10 +167,6 @@ bool LoopThread::post(std::function<void()> task) {
   return true;
 }
 
-bool LoopThread::callers_lead() const noexcept {
-  return shared_->callers_lead;
-}
-
 bool LoopThread::on_loop_thread() const noexcept {
   // A child forked from a callback runs on a copy of the loop thread, with its id.
   return shared_->loop_thread_id.load() == std::this_thread::get_id() && !fork_guard_.forked();
@@ -380,18 +376,48 @@ void LoopThread::run_background(Shared& shared) {
   }
 }
 
-bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
-  if (fork_guard_.forked()) return false;
+LoopThread::Waited LoopThread::call(Waiter& waiter, std::function<void()> start,
+                                    std::optional<std::chrono::steady_clock::time_point> until) {
+  if (fork_guard_.forked()) return Waited::refused;
+  // A bounded wait may leave before its answer: it never leads.
+  if (shared_->callers_lead && !until) return lead(waiter, std::move(start));
+  if (!post(std::move(start))) return Waited::refused;
+  return wait(waiter, until);
+}
+
+LoopThread::Waited LoopThread::wait(Waiter& waiter,
+                                    std::optional<std::chrono::steady_clock::time_point> until) {
+  // The answer's wake needs no lock: finish() sets done_ before its sem_post.
+  while (!waiter.done_.load(std::memory_order_acquire)) {
+    if (!until) {
+      wait_for(waiter.woken_);
+      continue;
+    }
+    const auto since_epoch = until->time_since_epoch();
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since_epoch);
+    timespec deadline{};
+    deadline.tv_sec = static_cast<time_t>(seconds.count());
+    deadline.tv_nsec = static_cast<long>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch - seconds).count());
+    // steady_clock is CLOCK_MONOTONIC. EINTR: a signal handler ran; look again.
+    if (::sem_clockwait(&waiter.woken_, CLOCK_MONOTONIC, &deadline) != 0 && errno == ETIMEDOUT) {
+      return waiter.done_.load(std::memory_order_acquire) ? Waited::answered : Waited::abandoned;
+    }
+  }
+  return Waited::answered;
+}
+
+LoopThread::Waited LoopThread::lead(Waiter& waiter, std::function<void()> start) {
   // A copy: a callback run while this thread leads may destroy this object.
   const auto shared = shared_;
   shared->last_sync_call.store(std::chrono::steady_clock::now().time_since_epoch().count(),
                                std::memory_order_relaxed);
   std::unique_lock lock(shared->lead_mutex);
-  if (shared->holder == Shared::Holder::gone) return false;
+  if (shared->holder == Shared::Holder::gone) return Waited::refused;
   if (shared->holder == Shared::Holder::none) {
     {
       std::lock_guard tasks(shared->mutex);
-      if (shared->stopping) return false;
+      if (shared->stopping) return Waited::refused;
     }
     shared->holder = Shared::Holder::caller;
     ++shared->caller_turns;
@@ -411,9 +437,9 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
       // Still marked while it settles the loop: that may run callbacks too (and defer them).
       if (answered && !yielded) release(*shared);
       leading_caller_of_ = nullptr;
-      if (!answered) return false;
+      if (!answered) return Waited::abandoned;
       if (yielded) follow_after_yield(*shared, waiter);
-      return true;
+      return Waited::answered;
     }();
   }
   // Someone leads: follow. Queued before the start is posted, so that a follower takes
@@ -426,13 +452,9 @@ bool LoopThread::lead(Waiter& waiter, std::function<void()> start) {
   if (!post(std::move(start))) {
     lock.lock();
     unlink(*shared, waiter);
-    return false;
+    return Waited::refused;
   }
-  do {
-    wait_for(waiter.woken_);
-    // The answer's wake needs no lock: finish() sets done_ before its sem_post.
-  } while (!waiter.done_.load(std::memory_order_acquire));
-  return true;
+  return wait(waiter, std::nullopt);
 }
 
 void LoopThread::unlink(Shared& shared, Waiter& waiter) {

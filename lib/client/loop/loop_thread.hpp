@@ -14,10 +14,12 @@
 #include <semaphore.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -68,9 +70,6 @@ class LoopThread {
   /// several threads.
   void wait_finished();
 
-  /// Whether synchronous callers may lead (lead()): an own loop built with callers_lead.
-  bool callers_lead() const noexcept;
-
   /// Leader/followers (callers_lead() only). Whoever runs the loop leads: the background thread,
   /// or a synchronous caller, so the library's own callbacks run on whichever thread leads
   /// (on_loop_thread() is true there); the application's run on the background thread
@@ -103,11 +102,19 @@ class LoopThread {
     Waiter* next_ = nullptr;
     Waiter* previous_ = nullptr;
   };
-  /// Runs `start` as the loop's work (its answer must reach finish(waiter)) and returns
-  /// once finish() ran. False when the client no longer takes work, or in a forked child
-  /// (start did not run).
-  bool lead(Waiter& waiter, std::function<void()> start);
-  /// The answer of `waiter`'s operation came (on the loop, from whoever leads).
+  /// How a synchronous call's wait ended.
+  enum class Waited {
+    answered,  ///< finish(waiter) ran
+    refused,   ///< the loop takes no more work (or forked): `start` did not run, nor will
+    abandoned  ///< `until` passed, or the loop ended without an answer: `start` ran
+  };
+  /// The one way a synchronous call waits: runs `start` on the loop (its answer must
+  /// reach finish(waiter)) and returns once finish() ran, or `until` passed. A caller that
+  /// finds the client idle leads (callers_lead, without `until`): it runs the loop itself;
+  /// otherwise it posts `start` and sleeps until its answer.
+  Waited call(Waiter& waiter, std::function<void()> start,
+              std::optional<std::chrono::steady_clock::time_point> until);
+  /// The answer of `waiter`'s operation came (on the loop, from whoever runs it).
   void finish(Waiter& waiter);
 
   /// Application code (an async result, on_lost) must not run on a synchronous caller
@@ -123,6 +130,8 @@ class LoopThread {
 
  private:
   struct Shared;
+  Waited lead(Waiter& waiter, std::function<void()> start);
+  static Waited wait(Waiter& waiter, std::optional<std::chrono::steady_clock::time_point> until);
   static void drain(uv_async_s* handle);
   bool begin_stop(std::function<void(std::function<void()> closed)> last);
   static void run_background(Shared& shared);
