@@ -285,7 +285,14 @@ TEST_F(CliTest, LockDeletedOnThreeNodesSignalsTheChildAndExitsFour) {
   CliProcess run(with_nodes({"run", "--ttl", "1s", "lost", "--", "sh", "-c", script}));
   ASSERT_TRUE(eventually([&] { return exists("started"); })) << run.err();
   const auto deleted_at = wall_ns();
-  for (std::size_t i = 0; i < 3; ++i) cluster()[i].command({"DEL", "lost"});
+  // Deleted on three of the nodes that hold it: on a loaded machine a node may have missed
+  // the acquisition (its connection not up within --node-timeout), and three fixed nodes
+  // would then leave it on a quorum, held and extended as it should be.
+  int deleted = 0;
+  for (std::size_t i = 0; i < cluster().size() && deleted < 3; ++i) {
+    deleted += static_cast<int>(cluster()[i].command({"DEL", "lost"}).integer);
+  }
+  ASSERT_EQ(deleted, 3) << "the lock is on fewer than three nodes";
   auto result = run.wait_for(30s);
   ASSERT_TRUE(result);
   EXPECT_EQ(result->exit_code, 4) << describe(*result);

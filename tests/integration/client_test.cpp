@@ -459,8 +459,13 @@ TEST_F(ClientTest, WatchdogReportsALostLockBeforeItsValidityEnds) {
                                          }});
   ASSERT_TRUE(lock);
   std::this_thread::sleep_for(50ms);
-  // Another process (an operator, a bug) deletes the lock on three nodes.
-  for (std::size_t i : {0u, 2u, 4u}) cluster()[i].command({"DEL", "orders:21"});
+  // Another process (an operator, a bug) deletes the lock on three nodes, three that hold
+  // it (a node may have missed the acquisition on a loaded machine).
+  int deleted = 0;
+  for (std::size_t i = 0; i < cluster().size() && deleted < 3; ++i) {
+    deleted += static_cast<int>(cluster()[i].command({"DEL", "orders:21"}).integer);
+  }
+  ASSERT_EQ(deleted, 3) << "the lock is on fewer than three nodes";
   auto future = lost.get_future();
   ASSERT_EQ(future.wait_for(3s), std::future_status::ready) << "the loss went unnoticed";
   auto [code, when] = future.get();
