@@ -141,9 +141,14 @@ struct NodeEvent {
 /// Receives the events of one Client. Set it on Options::observer; every method has an
 /// empty default, so an observer overrides only what it needs.
 ///
-/// Calls come on the client's loop thread, one at a time, in the order the events
-/// happened. The events and what they point to are valid only during the call (copy what
-/// you keep). A method must not block or wait for the client (it would stall every lock
+/// Calls come on the client's own thread (its loop thread; with Options::loop, the thread
+/// that runs that loop), one at a time, in the order the events happened, never inside
+/// a synchronous call: the events a synchronous caller hears while it runs the loop
+/// (SyncCalls::lead) are copied and told on the client's thread as soon as it is free
+/// (within about a millisecond), so they may come just after that call returned; with
+/// SyncCalls::hand_off a call's events are told before it returns.
+/// The events and what they point to are valid only during the call (copy what you
+/// keep). A method must not block or wait for the client (it would stall every lock
 /// operation of the client): count, record or hand off to another thread. It must not
 /// throw. When no observer (and no log sink) is set, nothing is built or called.
 class REDLOCK_EXPORT Observer {
@@ -171,7 +176,8 @@ REDLOCK_EXPORT const char* to_string(LogLevel level) noexcept;
 /// Receives one line per event, without a trailing newline, naming the key or node:
 ///   warning: node redis://10.0.0.3:6379 down: connect 10.0.0.3:6379: connection refused
 ///   error: lock "orders:42" lost by the watchdog: ...
-/// Same thread and contract as Observer (loop thread, must not block, must not throw).
+/// Same thread and contract as Observer (the client's own thread, one line at a time, in
+/// order; must not block, must not throw).
 using LogSink = std::function<void(LogLevel level, std::string_view line)>;
 
 }  // namespace redlock

@@ -241,9 +241,10 @@ struct Options {
   /// by itself and uv_loop_close() succeeds. Keep running the loop until then.
   uv_loop_s* loop = nullptr;
 
-  /// How synchronous calls reach the loop (SyncCalls). They always hand off with `loop`,
-  /// an `observer` or a `log` (which hear of a call's steps on the loop thread), and when
-  /// a Lock's destructor releases it (a wait bounded in time).
+  /// How synchronous calls reach the loop (SyncCalls). They always hand off with `loop`
+  /// and when a Lock's destructor releases it (a wait bounded in time). An `observer` or
+  /// a `log` changes nothing here: the events a caller hears while it runs the loop are
+  /// told on the client's own thread (Observer).
   SyncCalls sync_calls = SyncCalls::lead;
 
   /// Told about every acquire attempt, wake, extend, release, watchdog round and node

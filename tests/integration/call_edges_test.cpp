@@ -30,6 +30,7 @@
 #include <redlock/redlock.hpp>
 
 #include "support/lock_nodes_fixture.hpp"
+#include "support/must_finish.hpp"
 
 namespace redlock {
 namespace {
@@ -52,14 +53,7 @@ const char* mode_name(Mode mode) {
   return "?";
 }
 
-// Ends the process instead of hanging the suite.
-void must_finish(std::future<void>& future, std::chrono::milliseconds limit, const char* what) {
-  if (future.wait_for(limit) == std::future_status::ready) return;
-  std::fprintf(stderr, "FATAL: %s did not finish within %lld ms (a hang)\n", what,
-               static_cast<long long>(limit.count()));
-  std::fflush(stderr);
-  std::_Exit(1);
-}
+using test::must_finish;
 
 // What one callback saw: how often it ran, its first answer, on which thread, and whether
 // it ran inside the call that registered it.

@@ -21,6 +21,7 @@
 #include <redlock/redlock.hpp>
 
 #include "support/lock_nodes_fixture.hpp"
+#include "support/must_finish.hpp"
 
 namespace redlock {
 namespace {
@@ -28,6 +29,7 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
+using test::must_finish;
 
 class LockEdgesTest : public test::LockNodesTest {
  protected:
@@ -46,17 +48,6 @@ class LockEdgesTest : public test::LockNodesTest {
     if (ttls.size() < 3) return 0ms;
     std::sort(ttls.rbegin(), ttls.rend());
     return std::chrono::milliseconds(ttls[2]);
-  }
-
-  /// Fails the whole process instead of hanging the suite when `future` never completes.
-  template <typename T>
-  static void must_finish(std::future<T>& future, std::chrono::milliseconds limit,
-                          const char* what) {
-    if (future.wait_for(limit) == std::future_status::ready) return;
-    std::fprintf(stderr, "FATAL: %s did not return within %lld ms (a hang)\n", what,
-                 static_cast<long long>(limit.count()));
-    std::fflush(stderr);
-    std::_Exit(1);
   }
 
   /// Starts `work` on `thread`; the future is ready once it returned.

@@ -12,14 +12,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <redlock/redlock.hpp>
 
 #include "client/api/client_access.hpp"
 #include "client/engine/engine.hpp"
+#include "must_finish.hpp"
 #include "scripted_node.hpp"
 
 namespace redlock::detail {
@@ -27,8 +32,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::shared_ptr<Client> scripted_client(ScriptedObserved& observed, SyncCalls mode) {
-  Options options;
+std::shared_ptr<Client> scripted_client(ScriptedObserved& observed, SyncCalls mode,
+                                        Options options = {}) {
   options.sync_calls = mode;
   // No server behind these: the release announcements' subscriber connections fail.
   for (int i = 1; i <= 5; ++i) {
@@ -40,14 +45,7 @@ std::shared_ptr<Client> scripted_client(ScriptedObserved& observed, SyncCalls mo
   return ClientAccess::make(engine);
 }
 
-// Ends the process instead of hanging the suite when `future` never completes.
-void must_finish(std::future<void>& future, std::chrono::seconds limit, const char* what) {
-  if (future.wait_for(limit) == std::future_status::ready) return;
-  std::fprintf(stderr, "FATAL: %s did not return within %lld s (a hang)\n", what,
-               static_cast<long long>(limit.count()));
-  std::fflush(stderr);
-  std::_Exit(1);
-}
+using test::must_finish;
 
 class SyncCall : public ::testing::TestWithParam<SyncCalls> {};
 
@@ -123,6 +121,117 @@ TEST_P(SyncCall, ALeadingCallerSendsItsOwnCommandsAndAHandOffNever) {
   }
   client->close();
 }
+
+// What an observer and a log sink heard, and on which threads.
+class Heard : public Observer {
+ public:
+  void on_attempt(const AttemptEvent& event) override {
+    record("attempt " + std::string(event.key));
+  }
+  void on_acquire(const AcquireEvent& event) override {
+    record("acquire " + std::string(event.key));
+  }
+  void on_lock(const LockEvent& event) override {
+    record(std::string(to_string(event.operation)) + " " + std::string(event.key) +
+           (event.nodes.size() == 5 ? "" : " (nodes missing)"));
+  }
+  void line(std::string_view text) { record("log " + std::string(text)); }
+  std::vector<std::string> events() const {
+    std::lock_guard lock(mutex_);
+    return events_;
+  }
+  std::set<std::thread::id> threads() const {
+    std::lock_guard lock(mutex_);
+    return threads_;
+  }
+
+ private:
+  void record(std::string event) {
+    std::lock_guard lock(mutex_);
+    events_.push_back(std::move(event));
+    threads_.insert(std::this_thread::get_id());
+  }
+  mutable std::mutex mutex_;
+  std::vector<std::string> events_;
+  std::set<std::thread::id> threads_;
+};
+
+enum class Listener { observer, log, both };
+
+// An observer, a log sink or both change nothing of how a synchronous call reaches the
+// loop: a caller still leads (it sends its own acquires), and what it hears while it
+// leads is told on the client's own thread, never the caller's, in the order it happened,
+// nothing lost: every cycle's attempt, acquisition and release, once each, in order.
+class ObservedSyncCall : public ::testing::TestWithParam<std::tuple<SyncCalls, Listener>> {};
+
+TEST_P(ObservedSyncCall, ListeningChangesNothingOfHowCallsReachTheLoopAndLosesNothing) {
+  const auto [mode, listener] = GetParam();
+  const bool lead = mode == SyncCalls::lead;
+  ScriptedObserved observed;
+  auto heard = std::make_shared<Heard>();
+  Options options;
+  if (listener != Listener::log) options.observer = heard;
+  if (listener != Listener::observer) {
+    options.log = [heard](LogLevel, std::string_view line) { heard->line(line); };
+    options.log_level = LogLevel::debug;
+  }
+  auto client = scripted_client(observed, mode, options);
+  std::promise<std::thread::id> caller;
+  int cycles = 0;
+  auto done = std::async(std::launch::async, [&] {
+    const auto self = std::this_thread::get_id();
+    caller.set_value(self);
+    const auto until = std::chrono::steady_clock::now() + 2s;
+    for (; lead ? std::chrono::steady_clock::now() < until : cycles < 50;) {
+      auto lock = client->try_lock("observed:" + std::to_string(cycles), 10s);
+      if (!lock || !lock->unlock()) return;
+      ++cycles;
+      if (lead && observed.acquire_threads().count(self) > 0 && cycles >= 20) return;
+      std::this_thread::sleep_for(2ms);
+    }
+  });
+  must_finish(done, 10s, "the observed lock/unlock cycles");
+  const auto caller_id = caller.get_future().get();
+  // Every event is told by the time the client has closed.
+  client->close();
+  client.reset();
+  ASSERT_GT(cycles, 0);
+  const auto senders = observed.acquire_threads();
+  EXPECT_EQ(senders.count(caller_id), lead ? 1u : 0u)
+      << (lead ? "no acquire was sent by the leading caller" : "a handed-off call led");
+  const auto threads = heard->threads();
+  EXPECT_EQ(threads.size(), 1u) << "heard on " << threads.size() << " threads";
+  EXPECT_EQ(threads.count(caller_id), 0u) << "an event was told inside a synchronous call";
+  if (listener == Listener::log) {
+    EXPECT_GE(heard->events().size(), static_cast<std::size_t>(cycles));
+    return;
+  }
+  std::vector<std::string> expected;
+  for (int i = 0; i < cycles; ++i) {
+    const auto key = "observed:" + std::to_string(i);
+    expected.push_back("attempt " + key);
+    expected.push_back("acquire " + key);
+    expected.push_back("release " + key);
+  }
+  std::vector<std::string> told;
+  for (auto& event : heard->events()) {
+    if (event.rfind("log ", 0) != 0) told.push_back(event);
+  }
+  EXPECT_EQ(told, expected);
+}
+
+std::string mode_and_listener(
+    const ::testing::TestParamInfo<std::tuple<SyncCalls, Listener>>& info) {
+  static const char* const listeners[] = {"observer", "log", "both"};
+  return std::string(std::get<0>(info.param) == SyncCalls::lead ? "lead_" : "hand_off_") +
+         listeners[static_cast<int>(std::get<1>(info.param))];
+}
+
+INSTANTIATE_TEST_SUITE_P(ModesAndListeners, ObservedSyncCall,
+                         ::testing::Combine(::testing::Values(SyncCalls::lead, SyncCalls::hand_off),
+                                            ::testing::Values(Listener::observer, Listener::log,
+                                                              Listener::both)),
+                         mode_and_listener);
 
 INSTANTIATE_TEST_SUITE_P(Modes, SyncCall, ::testing::Values(SyncCalls::lead, SyncCalls::hand_off),
                          [](const ::testing::TestParamInfo<SyncCalls>& info) {

@@ -5,6 +5,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "client/loop/relayed_events.hpp"
 #include "client/util/messages.hpp"
 #include "core/validation.hpp"
 #include "member/member_checks.hpp"
@@ -53,7 +54,7 @@ std::shared_ptr<Engine> Engine::create(Options options, NodeFactory factory, Sea
 }
 
 Engine::Engine(Options options, std::vector<std::string> node_names, int quorum, Seams seams)
-    : options_(std::move(options)),
+    : options_(relay_events(std::move(options))),
       node_names_(std::move(node_names)),
       quorum_(quorum),
       seams_(seams),
@@ -61,10 +62,7 @@ Engine::Engine(Options options, std::vector<std::string> node_names, int quorum,
       guard_bound_(std::make_shared<std::atomic<long long>>(
           options_.member_guard.longest_ttl.count() > 0 ? options_.member_guard.longest_ttl.count()
                                                         : LockOptions{}.ttl.count())),
-      // The observer and the log hear of a call's own steps while it runs, on the loop
-      // thread: with either, a caller never leads.
-      loop_(options_.loop,
-            options_.sync_calls == SyncCalls::lead && !options_.observer && !options_.log) {}
+      loop_(options_.loop, options_.sync_calls == SyncCalls::lead) {}
 
 std::optional<std::string> Engine::check_lock_key(std::string_view key) const {
   if (auto problem = core::check_key(key, options_.max_key_bytes)) return problem;

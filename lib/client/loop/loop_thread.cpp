@@ -71,6 +71,9 @@ struct LoopThread::Shared {
   // Application calls that came due while a caller led (defer_to_background), for the
   // background thread to run first when it takes the loop.
   std::vector<LoopThread::ApplicationCall> deferred;
+  // Observer and log events heard while a caller led (relay_to_background), for the
+  // background thread to run in order as soon as it is free, whoever holds the loop.
+  std::vector<LoopThread::ApplicationCall> relayed;
   // Set by the leading caller that deferred a call: it stops leading at the end of the
   // loop's turn. Touched by the leading caller alone, reset as it gives the loop up.
   bool yield_requested = false;
@@ -299,6 +302,10 @@ void LoopThread::run_background(Shared& shared) {
   for (;;) {
     shared.background_parked = true;
     for (;;) {
+      if (!shared.relayed.empty()) {
+        run_relayed(shared, lock);
+        continue;
+      }
       if (shared.holder == Shared::Holder::caller) {
         if (shared.caller_turns != turn_seen) {
           // Timed: a caller whose turn is short gives the loop up without waking this
@@ -326,6 +333,9 @@ void LoopThread::run_background(Shared& shared) {
     if (!std::exchange(shared.deadline_handed_over, false)) {
       shared.holder = Shared::Holder::background;
       shared.loop_thread_id = std::this_thread::get_id();
+      // Events a caller relayed before it gave the loop up come before any this thread
+      // hears itself.
+      run_relayed(shared, lock);
       auto deferred = std::exchange(shared.deferred, {});
       lock.unlock();
       for (auto& call : deferred) call();
@@ -351,6 +361,7 @@ void LoopThread::run_background(Shared& shared) {
       shared.loop_thread_id = std::thread::id();
       if (!alive) {
         shared.holder = Shared::Holder::gone;
+        run_relayed(shared, lock);
         return;
       }
       shared.background_deadline = deadline_after(timeout);
@@ -600,6 +611,32 @@ void LoopThread::defer_to_background(ApplicationCall call) {
   }
   shared.yield_requested = true;
   uv_stop(shared.own_loop.get());
+}
+
+void LoopThread::relay_to_background(ApplicationCall call) {
+  Shared& shared = *leading_caller_of_;
+  std::lock_guard lock(shared.lead_mutex);
+  shared.relayed.push_back(std::move(call));
+  // At most one wake per batch: the background thread takes every relayed event at
+  // once, and looks again before it sleeps. None while it waits with a timeout (a
+  // caller's turn just begun, or the loop left unattended): it looks within a
+  // millisecond, and a caller that locks and unlocks in a row then pays no wake for
+  // being observed.
+  if (shared.relayed.size() > 1) return;
+  if (!shared.background_parked) {
+    (void)::eventfd_write(shared.kick, 1);
+  } else if (shared.background_sleeps_through_turn) {
+    shared.lead_free.notify_one();
+  }
+}
+
+void LoopThread::run_relayed(Shared& shared, std::unique_lock<std::mutex>& lock) {
+  while (!shared.relayed.empty()) {
+    auto batch = std::exchange(shared.relayed, {});
+    lock.unlock();
+    for (auto& call : batch) call();
+    lock.lock();
+  }
 }
 
 void LoopThread::finish(Waiter& waiter) {

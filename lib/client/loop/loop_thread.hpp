@@ -127,12 +127,20 @@ class LoopThread {
   static bool caller_leads() noexcept;
   /// Requires caller_leads().
   static void defer_to_background(ApplicationCall call);
+  /// The observer's and the log's calls (which must not block and need no loop) heard
+  /// while a caller leads: queued for the background thread, which runs them in order as
+  /// soon as it is free (also while the caller still leads, and before anything it hears
+  /// itself once it takes the loop). The caller keeps the loop: observing a client does
+  /// not change how its synchronous calls reach the loop. Requires caller_leads().
+  static void relay_to_background(ApplicationCall call);
 
  private:
   struct Shared;
   Waited lead(Waiter& waiter, std::function<void()> start);
   static Waited wait(Waiter& waiter, std::optional<std::chrono::steady_clock::time_point> until);
   static void drain(uv_async_s* handle);
+  // Runs the relayed calls, `lock` (lead_mutex) released while they run.
+  static void run_relayed(Shared& shared, std::unique_lock<std::mutex>& lock);
   bool begin_stop(std::function<void(std::function<void()> closed)> last);
   static void run_background(Shared& shared);
   static bool run_until_done(Shared& shared, Waiter& waiter);
