@@ -136,6 +136,14 @@ class Heard : public Observer {
            (event.nodes.size() == 5 ? "" : " (nodes missing)"));
   }
   void line(std::string_view text) { record("log " + std::string(text)); }
+  /// The last event other than a log line ("" when none).
+  std::string last() const {
+    std::lock_guard lock(mutex_);
+    for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
+      if (it->rfind("log ", 0) != 0) return *it;
+    }
+    return {};
+  }
   std::vector<std::string> events() const {
     std::lock_guard lock(mutex_);
     return events_;
@@ -178,14 +186,21 @@ TEST_P(ObservedSyncCall, ListeningChangesNothingOfHowCallsReachTheLoopAndLosesNo
   auto client = scripted_client(observed, mode, options);
   std::promise<std::thread::id> caller;
   int cycles = 0;
+  bool told_late = false;
   auto done = std::async(std::launch::async, [&] {
     const auto self = std::this_thread::get_id();
     caller.set_value(self);
     const auto until = std::chrono::steady_clock::now() + 2s;
     for (; lead ? std::chrono::steady_clock::now() < until : cycles < 50;) {
-      auto lock = client->try_lock("observed:" + std::to_string(cycles), 10s);
+      const auto key = "observed:" + std::to_string(cycles);
+      auto lock = client->try_lock(key, 10s);
       if (!lock || !lock->unlock()) return;
       ++cycles;
+      // Handed off, a call's events are told on the loop thread before it answers
+      // (observer.hpp): by the time unlock() returned, its release was heard.
+      if (!lead && listener != Listener::log && heard->last() != "release " + key) {
+        told_late = true;
+      }
       if (lead && observed.acquire_threads().count(self) > 0 && cycles >= 20) return;
       std::this_thread::sleep_for(2ms);
     }
@@ -196,6 +211,7 @@ TEST_P(ObservedSyncCall, ListeningChangesNothingOfHowCallsReachTheLoopAndLosesNo
   client->close();
   client.reset();
   ASSERT_GT(cycles, 0);
+  EXPECT_FALSE(told_late) << "a handed-off call returned before its events were told";
   const auto senders = observed.acquire_threads();
   EXPECT_EQ(senders.count(caller_id), lead ? 1u : 0u)
       << (lead ? "no acquire was sent by the leading caller" : "a handed-off call led");
