@@ -142,11 +142,11 @@ struct NodeEvent {
 /// empty default, so an observer overrides only what it needs.
 ///
 /// Calls come on the client's own thread (its loop thread; with Options::loop, the thread
-/// that runs that loop), one at a time, in the order the events happened, never inside
-/// a synchronous call: the events a synchronous caller hears while it runs the loop
-/// (SyncCalls::lead) are copied and told on the client's thread as soon as it is free
-/// (within about a millisecond), so they may come just after that call returned; with
-/// SyncCalls::hand_off a call's events are told before it returns.
+/// that runs that loop), one at a time, in the order the events happened, never on the
+/// thread of a synchronous call: the events a synchronous caller hears while it runs the
+/// loop (SyncCalls::lead) are copied and told on the client's own thread. Either way a
+/// synchronous call's events are told before it returns: once lock() or unlock() has
+/// returned, the observer has heard its attempts and its result.
 /// The events and what they point to are valid only during the call (copy what you
 /// keep). A method must not block or wait for the client (it would stall every lock
 /// operation of the client): count, record or hand off to another thread. It must not

@@ -244,7 +244,7 @@ struct Options {
   /// How synchronous calls reach the loop (SyncCalls). They always hand off with `loop`
   /// and when a Lock's destructor releases it (a wait bounded in time). An `observer` or
   /// a `log` changes nothing here: the events a caller hears while it runs the loop are
-  /// told on the client's own thread (Observer).
+  /// told on the client's own thread before the call returns (Observer).
   SyncCalls sync_calls = SyncCalls::lead;
 
   /// Told about every acquire attempt, wake, extend, release, watchdog round and node

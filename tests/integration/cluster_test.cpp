@@ -339,12 +339,6 @@ TEST_F(ClusterTest, RedirectionsAndSlotMapsAreObserved) {
   const std::string key = "cluster:observed";
   auto lock = client->lock(key, {.ttl = 10s});
   ASSERT_TRUE(lock) << lock.error().message();
-  // A call that ran the loop itself (SyncCalls::lead) may return before the events it
-  // heard are told on the client's thread.
-  const auto told = [&](NodeEventKind kind, std::size_t count) {
-    return redlock::testing::eventually([&] { return recorder->of(kind).size() >= count; });
-  };
-  ASSERT_TRUE(told(NodeEventKind::slot_map_read, 1));
   auto maps = recorder->of(NodeEventKind::slot_map_read);
   ASSERT_EQ(maps.size(), 1u);
   EXPECT_THAT(maps[0], HasSubstr(cluster(4).url() + " | shards 127.0.0.1:"));
@@ -355,7 +349,6 @@ TEST_F(ClusterTest, RedirectionsAndSlotMapsAreObserved) {
   const auto slot = owner.command({"CLUSTER", "KEYSLOT", key}).integer;
   cluster(4).move_slot(static_cast<std::uint16_t>(slot), target);
   ASSERT_TRUE(lock->extend(10s));
-  ASSERT_TRUE(told(NodeEventKind::moved, 1));
   const auto moved = recorder->of(NodeEventKind::moved);
   ASSERT_EQ(moved.size(), 1u);
   EXPECT_THAT(moved[0],
@@ -376,7 +369,6 @@ TEST_F(ClusterTest, RedirectionsAndSlotMapsAreObserved) {
   cluster(4).begin_migration(static_cast<std::uint16_t>(asked_slot), importing);
   auto imported = client->lock(asked, {.ttl = 10s});
   ASSERT_TRUE(imported) << imported.error().message();
-  ASSERT_TRUE(told(NodeEventKind::ask, 1));
   const auto ask = recorder->of(NodeEventKind::ask);
   ASSERT_EQ(ask.size(), 1u);
   EXPECT_THAT(ask[0], HasSubstr(": ASK " + std::to_string(asked_slot) +

@@ -160,11 +160,6 @@ TEST_F(ObserverTest, AttemptsWithOutcomeVotesAndLatency) {
   auto lock = client->try_lock("obs:free", 10s);
   ASSERT_TRUE(lock) << lock.error().message();
 
-  // A call that ran the loop itself (SyncCalls::lead) may return before its events are
-  // told on the client's thread.
-  ASSERT_TRUE(recorder->wait_for([&] { return recorder->acquires.size() >= 2; }));
-  EXPECT_TRUE(eventually(
-      [&] { return lines->has(LogLevel::debug, "lock \"obs:free\" attempt 1: acquired"); }));
   std::lock_guard guard(recorder->mutex);
   ASSERT_EQ(recorder->attempts.size(), 2u);
   const auto& conflict = recorder->attempts[0];
@@ -181,6 +176,7 @@ TEST_F(ObserverTest, AttemptsWithOutcomeVotesAndLatency) {
   EXPECT_GE(acquired.granted, 3);
   EXPECT_GT(acquired.latency.count(), 0);
   EXPECT_LT(acquired.latency, 1s);
+  EXPECT_TRUE(lines->has(LogLevel::debug, "lock \"obs:free\" attempt 1: acquired"));
 }
 
 TEST_F(ObserverTest, ExtendAndReleaseConfirmedByTheNodes) {
@@ -191,7 +187,6 @@ TEST_F(ObserverTest, ExtendAndReleaseConfirmedByTheNodes) {
   ASSERT_TRUE(lock->unlock());
   ASSERT_FALSE(client->extend("obs:extend", "not-the-owner", 10s));
 
-  ASSERT_TRUE(recorder->wait_for([&] { return recorder->locks.size() >= 3; }));
   std::lock_guard guard(recorder->mutex);
   ASSERT_EQ(recorder->locks.size(), 3u);
   EXPECT_EQ(recorder->locks[0].operation, LockOperation::extend);

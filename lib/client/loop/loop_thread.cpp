@@ -74,6 +74,11 @@ struct LoopThread::Shared {
   // Observer and log events heard while a caller led (relay_to_background), for the
   // background thread to run in order as soon as it is free, whoever holds the loop.
   std::vector<LoopThread::ApplicationCall> relayed;
+  // Events relayed and told so far: a caller that relayed waits for its own to be told
+  // before its call returns (await_relayed), as observer.hpp promises.
+  std::uint64_t relayed_count = 0;
+  std::uint64_t told_count = 0;
+  std::condition_variable relayed_told;
   // Set by the leading caller that deferred a call: it stops leading at the end of the
   // loop's turn. Touched by the leading caller alone, reset as it gives the loop up.
   bool yield_requested = false;
@@ -323,7 +328,9 @@ void LoopThread::run_background(Shared& shared) {
         break;
       } else if (shared.lead_free.wait_until(lock, shared.unattended_until) ==
                      std::cv_status::timeout &&
-                 shared.holder == Shared::Holder::none) {
+                 shared.holder == Shared::Holder::none && shared.relayed.empty()) {
+        // Relayed events go first (above): a caller that led meanwhile and waits for
+        // them to be told woke this thread, and a timeout may have hidden that wake.
         break;
       }
     }
@@ -450,6 +457,7 @@ LoopThread::Waited LoopThread::lead(Waiter& waiter, std::function<void()> start)
       leading_caller_of_ = nullptr;
       if (!answered) return Waited::abandoned;
       if (yielded) follow_after_yield(*shared, waiter);
+      await_relayed(*shared, waiter);
       return Waited::answered;
     }();
   }
@@ -617,11 +625,12 @@ void LoopThread::relay_to_background(ApplicationCall call) {
   Shared& shared = *leading_caller_of_;
   std::lock_guard lock(shared.lead_mutex);
   shared.relayed.push_back(std::move(call));
+  ++shared.relayed_count;
+  if (shared.leading_waiter != nullptr) shared.leading_waiter->relayed_upto_ = shared.relayed_count;
   // At most one wake per batch: the background thread takes every relayed event at
   // once, and looks again before it sleeps. None while it waits with a timeout (a
-  // caller's turn just begun, or the loop left unattended): it looks within a
-  // millisecond, and a caller that locks and unlocks in a row then pays no wake for
-  // being observed.
+  // caller's turn just begun): it looks within a millisecond, and a caller whose events
+  // are still untold when its call ends wakes it then (await_relayed).
   if (shared.relayed.size() > 1) return;
   if (!shared.background_parked) {
     (void)::eventfd_write(shared.kick, 1);
@@ -636,7 +645,24 @@ void LoopThread::run_relayed(Shared& shared, std::unique_lock<std::mutex>& lock)
     lock.unlock();
     for (auto& call : batch) call();
     lock.lock();
+    shared.told_count += batch.size();
+    shared.relayed_told.notify_all();
   }
+}
+
+void LoopThread::await_relayed(Shared& shared, const Waiter& waiter) {
+  // Written by this thread alone, while it led.
+  if (waiter.relayed_upto_ == 0) return;
+  std::unique_lock lock(shared.lead_mutex);
+  if (shared.told_count >= waiter.relayed_upto_) return;
+  // The background thread may be waiting with a timeout, or watching the loop: either
+  // would look later than this caller should wait.
+  if (shared.background_parked) {
+    shared.lead_free.notify_one();
+  } else {
+    (void)::eventfd_write(shared.kick, 1);
+  }
+  shared.relayed_told.wait(lock, [&] { return shared.told_count >= waiter.relayed_upto_; });
 }
 
 void LoopThread::finish(Waiter& waiter) {

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <memory>
@@ -101,6 +102,9 @@ class LoopThread {
     bool queued_ = false;
     Waiter* next_ = nullptr;
     Waiter* previous_ = nullptr;
+    // The count of relayed events (relay_to_background) once this waiter's caller had
+    // relayed its last one; 0: none. Touched by that caller alone.
+    std::uint64_t relayed_upto_ = 0;
   };
   /// How a synchronous call's wait ended.
   enum class Waited {
@@ -131,7 +135,8 @@ class LoopThread {
   /// while a caller leads: queued for the background thread, which runs them in order as
   /// soon as it is free (also while the caller still leads, and before anything it hears
   /// itself once it takes the loop). The caller keeps the loop: observing a client does
-  /// not change how its synchronous calls reach the loop. Requires caller_leads().
+  /// not change how its synchronous calls reach the loop. Its call returns once what it
+  /// relayed was told (await_relayed). Requires caller_leads().
   static void relay_to_background(ApplicationCall call);
 
  private:
@@ -141,6 +146,8 @@ class LoopThread {
   static void drain(uv_async_s* handle);
   // Runs the relayed calls, `lock` (lead_mutex) released while they run.
   static void run_relayed(Shared& shared, std::unique_lock<std::mutex>& lock);
+  // Waits until the events `waiter`'s caller relayed while it led were told.
+  static void await_relayed(Shared& shared, const Waiter& waiter);
   bool begin_stop(std::function<void(std::function<void()> closed)> last);
   static void run_background(Shared& shared);
   static bool run_until_done(Shared& shared, Waiter& waiter);

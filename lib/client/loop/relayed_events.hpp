@@ -4,7 +4,8 @@
 // its own thread (SyncCalls::lead). An event heard there is copied (what it points to
 // lives only during the call) and relayed to the background thread
 // (LoopThread::relay_to_background), which tells it as soon as it is free; the caller
-// keeps the loop. So observing a client does not change how its calls reach the loop.
+// keeps the loop, and its call returns once what it relayed was told. So observing a
+// client does not change how its calls reach the loop, nor when its events are heard.
 
 #include <redlock/options.hpp>
 
