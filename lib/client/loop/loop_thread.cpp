@@ -627,14 +627,10 @@ void LoopThread::relay_to_background(ApplicationCall call) {
   shared.relayed.push_back(std::move(call));
   ++shared.relayed_count;
   if (shared.leading_waiter != nullptr) shared.leading_waiter->relayed_upto_ = shared.relayed_count;
-  // At most one wake per batch: the background thread takes every relayed event at
-  // once, and looks again before it sleeps. None while it waits with a timeout (a
-  // caller's turn just begun): it looks within a millisecond, and a caller whose events
-  // are still untold when its call ends wakes it then (await_relayed).
-  if (shared.relayed.size() > 1) return;
-  if (!shared.background_parked) {
-    (void)::eventfd_write(shared.kick, 1);
-  } else if (shared.background_sleeps_through_turn) {
+  // The caller wakes the background thread as its call ends (await_relayed), once for
+  // all it relayed. Only a turn the background thread sleeps through (a long wait for a
+  // held key) wakes it now, once per batch, so that its events are not held back.
+  if (shared.relayed.size() == 1 && shared.background_sleeps_through_turn) {
     shared.lead_free.notify_one();
   }
 }
