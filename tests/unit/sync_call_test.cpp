@@ -173,7 +173,8 @@ enum class Listener { observer, log, both };
 class ObservedSyncCall : public ::testing::TestWithParam<std::tuple<SyncCalls, Listener>> {};
 
 TEST_P(ObservedSyncCall, ListeningChangesNothingOfHowCallsReachTheLoopAndLosesNothing) {
-  const auto [mode, listener] = GetParam();
+  const SyncCalls mode = std::get<0>(GetParam());
+  const Listener listener = std::get<1>(GetParam());
   const bool lead = mode == SyncCalls::lead;
   ScriptedObserved observed;
   auto heard = std::make_shared<Heard>();
