@@ -57,7 +57,7 @@ class Engine : public std::enable_shared_from_this<Engine> {
   /// dropped; the caller reports errc::cancelled).
   bool post(std::function<void()> task) { return loop_.post(std::move(task)); }
   bool on_loop_thread() const noexcept { return loop_.on_loop_thread(); }
-  /// For the synchronous calls that run the loop themselves (LoopThread::lead).
+  /// For the synchronous calls that run the loop themselves (leader_followers.hpp).
   LoopThread& loop_thread() noexcept { return loop_; }
   /// True in a child process forked since create(): there every call fails with
   /// fork_error() before it touches anything of the loop (the parent's sockets and epoll

@@ -8,7 +8,7 @@
 
 #include <redlock/observer.hpp>
 
-#include "client/loop/loop_thread.hpp"
+#include "client/loop/leader_followers.hpp"
 
 namespace redlock::detail {
 
@@ -133,8 +133,8 @@ class RelayingObserver final : public Observer {
   // copied and relayed.
   template <typename Kept, typename Event>
   void tell(const Event& event, void (Observer::*method)(const Event&)) {
-    if (!LoopThread::caller_leads()) return ((*observer_).*method)(event);
-    LoopThread::relay_to_background(
+    if (!LeaderFollowers::caller_leads()) return ((*observer_).*method)(event);
+    LeaderFollowers::relay_to_background(
         [observer = observer_, kept = Kept(event)] { kept.tell(*observer); });
   }
 
@@ -150,8 +150,8 @@ Options relay_events(Options options) {
   if (options.log) {
     options.log = [log = std::make_shared<LogSink>(std::move(options.log))](LogLevel level,
                                                                             std::string_view line) {
-      if (!LoopThread::caller_leads()) return (*log)(level, line);
-      LoopThread::relay_to_background(
+      if (!LeaderFollowers::caller_leads()) return (*log)(level, line);
+      LeaderFollowers::relay_to_background(
           [log, level, kept = std::string(line)] { (*log)(level, kept); });
     };
   }

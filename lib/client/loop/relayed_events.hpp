@@ -3,7 +3,7 @@
 // time, in order (observer.hpp), while a synchronous caller may be running the loop on
 // its own thread (SyncCalls::lead). An event heard there is copied (what it points to
 // lives only during the call) and relayed to the background thread
-// (LoopThread::relay_to_background), which tells it as soon as it is free; the caller
+// (LeaderFollowers::relay_to_background), which tells it as soon as it is free; the caller
 // keeps the loop, and its call returns once what it relayed was told. So observing a
 // client does not change how its calls reach the loop, nor when its events are heard.
 

@@ -8,7 +8,7 @@
 #include <exception>
 #include <utility>
 
-#include "client/loop/loop_thread.hpp"
+#include "client/loop/leader_followers.hpp"
 
 namespace redlock::detail {
 
@@ -25,12 +25,12 @@ void call_user_here(const char* what, Callback& callback, Args&&... args) noexce
 }
 
 /// On the loop thread. A synchronous caller that runs the loop hands the call to the
-/// background thread instead (LoopThread::defer_to_background), with a copy of the
+/// background thread instead (LeaderFollowers::defer_to_background), with a copy of the
 /// callback: the one given may not outlive this call.
 template <typename Callback, typename... Args>
 void call_user(const char* what, Callback& callback, Args&&... args) noexcept {
-  if (LoopThread::caller_leads()) {
-    return LoopThread::defer_to_background(
+  if (LeaderFollowers::caller_leads()) {
+    return LeaderFollowers::defer_to_background(
         [what, callback, ... args = std::forward<Args>(args)]() mutable {
           call_user_here(what, callback, std::move(args)...);
         });
