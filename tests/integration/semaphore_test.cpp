@@ -6,8 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <thread>
 
 #include <redlock/redlock.hpp>
@@ -39,6 +41,19 @@ class SemaphoreTest : public test::LockNodesTest {
   /// An extend or release returns once a quorum answered; the last node's answer is a
   /// moment behind.
   static void settle() { std::this_thread::sleep_for(50ms); }
+
+  /// Counts a client's refused attempts: a test that must act while a waiter sleeps waits
+  /// for its first refusal, not for a time a loaded machine may outlast.
+  struct Refusals final : Observer {
+    std::atomic<int> count{0};
+    void on_attempt(const AttemptEvent& event) override {
+      if (event.outcome == AttemptOutcome::conflict) ++count;
+    }
+  };
+  static Options observed_by(Options options, const std::shared_ptr<Refusals>& refusals) {
+    options.observer = refusals;
+    return options;
+  }
   static SemaphoreOptions permits(int k, std::chrono::milliseconds ttl = 10s) {
     return {.permits = k, .lock = {.ttl = ttl}};
   }
@@ -154,7 +169,8 @@ TEST_F(SemaphoreTest, WatchdogKeepsAPermitBeyondItsTtl) {
 
 TEST_F(SemaphoreTest, WaiterIsWokenByAReleaseNotPolling) {
   auto holder_client = Client::create(options());
-  auto waiter_client = Client::create(slow_polling());
+  auto refusals = std::make_shared<Refusals>();
+  auto waiter_client = Client::create(observed_by(slow_polling(), refusals));
   auto first = holder_client->acquire_permit("pool", permits(2, 30s));
   auto second = holder_client->acquire_permit("pool", permits(2, 30s));
   ASSERT_TRUE(first && second);
@@ -163,7 +179,9 @@ TEST_F(SemaphoreTest, WaiterIsWokenByAReleaseNotPolling) {
         waiter_client->acquire_permit("pool", {.permits = 2, .lock = {.ttl = 10s, .wait = 20s}});
     return std::make_pair(permit.code(), Clock::now());
   });
-  std::this_thread::sleep_for(300ms);
+  // Released while the waiter sleeps after its refusal: a release before its first
+  // attempt would test nothing.
+  ASSERT_TRUE(eventually([&] { return refusals->count > 0; }, 10s));
   const auto released_at = Clock::now();
   ASSERT_TRUE(first->unlock());
   auto [code, acquired_at] = waiter.get();
@@ -181,13 +199,17 @@ TEST_F(SemaphoreTest, WaiterIsWokenByAReleaseNotPolling) {
 // waiter's next look (seconds at this retry_delay) for a permit free now.
 TEST_F(SemaphoreTest, ANewcomerTakesAFreedPermitWithoutQueueingBehindWaiters) {
   auto holder_client = Client::create(options());
-  auto waiting_client = Client::create(slow_polling());
+  auto refusals = std::make_shared<Refusals>();
+  auto waiting_client = Client::create(observed_by(slow_polling(), refusals));
   auto held = holder_client->acquire_permit("pool", permits(1, 30s));
   ASSERT_TRUE(held) << held.error().message();
   const SemaphoreOptions waiting{.permits = 1, .lock = {.ttl = 10s, .wait = 20s}};
   auto waiter = std::async(std::launch::async,
                            [&] { return waiting_client->acquire_permit("pool", waiting); });
-  std::this_thread::sleep_for(300ms);
+  // The permit is freed only once the waiter sleeps: a waiter whose first attempt came
+  // after it (a loaded machine, a slow start) would take it and leave the newcomer
+  // waiting for it.
+  ASSERT_TRUE(eventually([&] { return refusals->count > 0; }, 10s));
   for (std::size_t node = 0; node < 5; ++node) {
     ASSERT_EQ(cluster()[node].command({"ZREM", "pool", held->value()}).integer, 1);
   }
