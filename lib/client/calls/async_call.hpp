@@ -5,6 +5,7 @@
 // Every *_async method of Client, Lock and Election goes through call_async, or through
 // answer_at_once when there is no client to reach (a moved-from Lock).
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "client/calls/edges.hpp"
 #include "client/engine/engine.hpp"
 #include "client/loop/user_callback.hpp"
+#include "client/util/recycling_allocator.hpp"
 
 namespace redlock::detail {
 
@@ -114,6 +116,17 @@ class Call final : public Pending<T> {
   Call(Engine& engine, const char* name, Callback<T> done, Start start)
       : Pending<T>(engine, name, std::move(done)), start_(std::move(start)) {}
 
+  // One per asynchronous call, made and freed on the loop thread by chains of calls
+  // (each callback starting the next): its block is recycled there, not malloc'd per
+  // cycle. `delete` through Pending finds these (its destructor is virtual).
+  static void* operator new(std::size_t size) {
+    return size == sizeof(Call) ? Blocks().allocate(1) : ::operator new(size);
+  }
+  static void operator delete(void* block, std::size_t size) noexcept {
+    if (size == sizeof(Call)) return Blocks().deallocate(static_cast<Call*>(block), 1);
+    ::operator delete(block);
+  }
+
   void begin() override {
     // Moved to the stack first: the operation may answer (and free this) before `start`
     // returns.
@@ -125,6 +138,7 @@ class Call final : public Pending<T> {
   void refuse(Error problem) { this->held_back_.emplace(std::move(problem)); }
 
  private:
+  using Blocks = RecyclingAllocator<Call>;
   Start start_;
 };
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -16,6 +17,7 @@
 
 #include "client/calls/edges.hpp"
 #include "client/engine/engine.hpp"
+#include "client/util/recycling_allocator.hpp"
 
 namespace redlock::detail {
 
@@ -32,6 +34,17 @@ template <typename T, typename Start>
 class Call {
  public:
   Call(LoopThread& loop, Start start) : loop_(loop), start_(std::move(start)) {}
+
+  // One per synchronous call, mostly freed by the thread that made it (the caller drops
+  // its share last, or led the loop that answered): its block is recycled there, not
+  // malloc'd per call.
+  static void* operator new(std::size_t size) {
+    return size == sizeof(Call) ? Blocks().allocate(1) : ::operator new(size);
+  }
+  static void operator delete(void* block, std::size_t size) noexcept {
+    if (size == sizeof(Call)) return Blocks().deallocate(static_cast<Call*>(block), 1);
+    ::operator delete(block);
+  }
 
   std::optional<Result<T>> run(std::optional<std::chrono::milliseconds> limit) {
     std::optional<std::chrono::steady_clock::time_point> until;
@@ -61,6 +74,8 @@ class Call {
   void drop() {
     if (owners_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
+
+  using Blocks = RecyclingAllocator<Call>;
 
   LoopThread& loop_;
   Start start_;
