@@ -68,19 +68,24 @@ void fill_random(void* buffer, std::size_t size, EntropySource source) {
   }
 }
 
-std::string new_lock_value(EntropySource source) {
-  unsigned char raw[16];
+void write_lock_value(std::string& into, EntropySource source) {
+  unsigned char raw[lock_value_size / 2];
   if (source == nullptr) {
     pool.take(raw, sizeof raw);
   } else {
     fill_random(raw, sizeof raw, source);
   }
   static constexpr char digits[] = "0123456789abcdef";
-  std::string hex(2 * sizeof raw, '\0');
+  into.resize(2 * sizeof raw);
   for (std::size_t i = 0; i < sizeof raw; ++i) {
-    hex[2 * i] = digits[raw[i] >> 4];
-    hex[2 * i + 1] = digits[raw[i] & 0xF];
+    into[2 * i] = digits[raw[i] >> 4];
+    into[2 * i + 1] = digits[raw[i] & 0xF];
   }
+}
+
+std::string new_lock_value(EntropySource source) {
+  std::string hex;
+  write_lock_value(hex, source);
   return hex;
 }
 

@@ -17,8 +17,14 @@ using EntropySource = int (*)(unsigned char* buffer, int size);
 /// would let another client release or extend our lock.
 void fill_random(void* buffer, std::size_t size, EntropySource source = nullptr);
 
+/// The characters of a lock value.
+inline constexpr std::size_t lock_value_size = 32;
+
 /// 32 lowercase hex characters from `source` (nullptr: RAND_bytes, drawn 32 values at a
 /// time per thread; a forked child never reuses its parent's); aborts as fill_random.
 std::string new_lock_value(EntropySource source = nullptr);
+/// new_lock_value() written over `into`, in the storage it already has when that is large
+/// enough (a string kept for reuse).
+void write_lock_value(std::string& into, EntropySource source = nullptr);
 
 }  // namespace redlock::core

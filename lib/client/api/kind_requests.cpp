@@ -6,6 +6,7 @@
 #include "client/calls/acquire_call.hpp"
 #include "client/engine/engine.hpp"
 #include "client/util/messages.hpp"
+#include "client/util/spare_texts.hpp"
 #include "core/lock_value.hpp"
 #include "core/semaphore_quorum.hpp"
 #include "core/validation.hpp"
@@ -26,7 +27,7 @@ Result<Kind> exclusive_of(const Engine& engine, std::string_view key, const Lock
   if (auto problem = engine.check_lock_key(key))
     return Error(make_error_code(errc::invalid_argument), "lock: " + *problem);
   if (auto problem = check_acquire_options(engine, "lock", options)) return *problem;
-  return Kind::exclusive(std::string(key));
+  return Kind::exclusive(spare_text(key));
 }
 
 Result<Kind> permit_of(const Engine& engine, std::string_view key,
@@ -43,7 +44,7 @@ Result<Kind> permit_of(const Engine& engine, std::string_view key,
       core::semaphore_quorum_for(static_cast<int>(engine.node_names().size()), options.permits,
                                  options.quorum, engine.quorum(), problem);
   if (!quorum) return invalid_permit(problem);
-  return Kind::permit(std::string(key), options.permits, *quorum);
+  return Kind::permit(spare_text(key), options.permits, *quorum);
 }
 
 Result<Kind> rw_of(const Engine& engine, std::string_view key, const LockOptions& options,
@@ -59,14 +60,14 @@ Result<Kind> rw_of(const Engine& engine, std::string_view key, const LockOptions
     return invalid(
         "fencing: readers carry no fencing token (they share; only writers are ordered)");
   }
-  if (!writer) return Kind::reader(std::string(key), engine.quorum());
+  if (!writer) return Kind::reader(spare_text(key), engine.quorum());
   const auto& client = engine.options();
   // Long enough to outlive the retries between two attempts, never longer than the
   // lock's own TTL (a ttl below 250 ms makes that the bound).
   const auto intent_ttl = std::min<milliseconds>(
       std::max<milliseconds>(4 * (client.retry_delay + client.retry_jitter), milliseconds(250)),
       options.ttl);
-  return Kind::writer(std::string(key), engine.quorum(), core::new_lock_value(), intent_ttl);
+  return Kind::writer(spare_text(key), engine.quorum(), core::new_lock_value(), intent_ttl);
 }
 
 Result<Kind> keys_of(const Engine& engine, std::span<const std::string> keys,

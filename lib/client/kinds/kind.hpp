@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "member/node.hpp"
@@ -47,6 +48,8 @@ class Kind {
 
   /// The key the waiter listens on (a key set's first).
   const std::string& key() const noexcept { return key_; }
+  /// That key's storage, taken by a lock that is going (its kind is not used again).
+  std::string release_key() noexcept { return std::move(key_); }
   /// Every key it holds, in the caller's order: one but for a key set.
   std::span<const std::string> keys() const noexcept;
   /// How messages name it: `lock "k"`, `read lock "k"`, `semaphore "k" (3 permits)`...

@@ -18,6 +18,7 @@
 #include "client/kinds/hold_limit.hpp"
 #include "client/kinds/kind.hpp"
 #include "client/rounds/outcome_pool.hpp"
+#include "client/util/spare_texts.hpp"
 #include "core/validity.hpp"
 
 namespace redlock::detail {
@@ -33,7 +34,11 @@ enum class ReleaseState : int {
 };
 
 struct LockState {
-  ~LockState() { give_back_outcomes(std::move(nodes)); }
+  ~LockState() {
+    give_back_outcomes(std::move(nodes));
+    give_back_text(std::move(value));
+    give_back_text(kind.release_key());
+  }
 
   std::shared_ptr<Engine> engine;
   /// What it holds: its kind of lock, with its key or keys (client/kinds/kind.hpp).

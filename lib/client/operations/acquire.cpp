@@ -13,6 +13,7 @@
 #include "client/operations/watchdog.hpp"
 #include "client/rounds/round.hpp"
 #include "client/util/recycling_allocator.hpp"
+#include "client/util/spare_texts.hpp"
 #include "core/acquisition.hpp"
 #include "core/lock_value.hpp"
 #include "net/timer.hpp"
@@ -158,7 +159,9 @@ class AcquireOperation final : public Cancellable,
 
   void send_attempt() {
     if (watch_id_) engine_->notifier().attempt_started(*watch_id_);
-    value_ = core::new_lock_value();
+    // The value's storage comes back to the spares with the lock that holds it.
+    if (value_.capacity() < core::lock_value_size) value_ = spare_buffer(core::lock_value_size);
+    core::write_lock_value(value_);
     last_round_.reset();
     // A waiter sleeps until a single holder's entry can expire, so it needs that TTL
     // with each refusal; a single attempt only reports it.
