@@ -45,6 +45,12 @@ TEST(SpareTexts, AShortTextNeitherTakesNorKeepsABlock) {
   EXPECT_EQ(spare_text(past_sso('y')).data(), storage) << "the kept block is still there";
 }
 
+TEST(SpareTexts, ALongTextsBlockIsFreedNotKept) {
+  give_back_text(std::string(4096, 'l'));
+  // Kept, it would be the next block handed out, with all its capacity.
+  EXPECT_LT(spare_buffer(40).capacity(), 4096u) << "a block past the kept size was kept";
+}
+
 TEST(SpareTexts, KeepsABoundedNumber) {
   for (int i = 0; i < 5000; ++i) give_back_text(past_sso('z'));
   int kept = 0;

@@ -13,6 +13,10 @@ constexpr std::size_t max_spare_texts = 2048;
 // What a string holds without a heap block (libstdc++: 15 characters).
 const std::size_t inline_capacity = std::string().capacity();
 
+// Keys this long are rare: their blocks are freed rather than kept, so a burst of them
+// cannot pin the pool's bound times their size.
+constexpr std::size_t max_kept_capacity = 256;
+
 SparePool<std::string>& spares() {
   // Never destroyed: a lock dropped during static destruction may still give back.
   static auto* const instance = new SparePool<std::string>(max_spare_texts);
@@ -35,7 +39,7 @@ std::string spare_buffer(std::size_t size) {
 }
 
 void give_back_text(std::string&& text) noexcept {
-  if (text.capacity() <= inline_capacity) return;
+  if (text.capacity() <= inline_capacity || text.capacity() > max_kept_capacity) return;
   text.clear();
   spares().give_back(std::move(text));
 }

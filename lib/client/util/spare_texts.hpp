@@ -18,7 +18,7 @@ std::string spare_text(std::string_view text);
 std::string spare_buffer(std::size_t size);
 
 /// Keeps `text`'s storage for a later spare_text(); drops it when it has none on the
-/// heap or enough are kept already.
+/// heap, more than 256 bytes, or enough are kept already.
 void give_back_text(std::string&& text) noexcept;
 
 }  // namespace redlock::detail
