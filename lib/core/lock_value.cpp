@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <climits>
 #include <cstdio>
@@ -47,6 +48,17 @@ struct ValuePool {
 
 thread_local ValuePool pool;
 
+// Each byte's two lower-case hexadecimal digits, "000102...ff".
+constexpr std::array<char, 512> hex_pairs = [] {
+  constexpr char digits[] = "0123456789abcdef";
+  std::array<char, 512> pairs{};
+  for (std::size_t byte = 0; byte < 256; ++byte) {
+    pairs[2 * byte] = digits[byte >> 4];
+    pairs[2 * byte + 1] = digits[byte & 0xF];
+  }
+  return pairs;
+}();
+
 }  // namespace
 
 void fill_random(void* buffer, std::size_t size, EntropySource source) {
@@ -75,11 +87,12 @@ void write_lock_value(std::string& into, EntropySource source) {
   } else {
     fill_random(raw, sizeof raw, source);
   }
-  static constexpr char digits[] = "0123456789abcdef";
   into.resize(2 * sizeof raw);
+  // Through a pointer and a byte's two digits at a time: a store into a std::string's
+  // char may alias its own data pointer, which the loop then read again for each digit.
+  char* out = into.data();
   for (std::size_t i = 0; i < sizeof raw; ++i) {
-    into[2 * i] = digits[raw[i] >> 4];
-    into[2 * i + 1] = digits[raw[i] & 0xF];
+    std::memcpy(out + 2 * i, &hex_pairs[2 * std::size_t{raw[i]}], 2);
   }
 }
 

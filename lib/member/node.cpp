@@ -449,8 +449,8 @@ class RedisNode final : public Node {
     // A script: how its reply reads; for a release, what a re-send needs.
     ReplyReader read = nullptr;
     const scripts::Script* script = nullptr;
-    SavedTexts script_keys;
-    SavedTexts script_args;
+    SavedTexts script_texts;  // a release's keys, then its arguments
+    std::size_t script_keys = 0;
     int tries = 0;
   };
 
@@ -546,8 +546,8 @@ class RedisNode final : public Node {
     Call& call = calls_[slot];
     call.read = command.read;
     call.script = command.script;
-    call.script_keys.assign(command.keys);
-    call.script_args.assign(command.args);
+    call.script_texts.assign({command.keys, command.args});
+    call.script_keys = command.keys.size();
     call.timeout = timeout;
     call.tries = tries;
     connection_->eval(
@@ -563,8 +563,8 @@ class RedisNode final : public Node {
         (reply.status == NodeStatus::redis_error && reply.error != errc::wrong_kind)) {
       UnsentRelease release;
       release.script = call.script;
-      release.keys = call.script_keys.copies();
-      release.args = call.script_args.copies();
+      release.keys = call.script_texts.copies(0, call.script_keys);
+      release.args = call.script_texts.copies(call.script_keys);
       release.read = call.read;
       release.timeout = call.timeout;
       release.tries = call.tries + 1;

@@ -8,6 +8,7 @@
 // text.
 
 #include <cstring>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,19 +18,30 @@ namespace redlock::detail {
 
 class SavedTexts {
  public:
-  void assign(std::span<const std::string_view> texts) {
+  /// The texts of every part, in order, as one list (a release's keys, then its
+  /// arguments): one pass over them, one growth check.
+  void assign(std::initializer_list<std::span<const std::string_view>> parts) {
     std::size_t total = 0;
-    for (const auto text : texts) total += text.size();
+    std::size_t count = 0;
+    for (const auto part : parts) {
+      count += part.size();
+      for (const auto text : part) total += text.size();
+    }
     // Never shrunk: the size is the capacity in use, so a copy that fits writes no fill.
     if (buffer_.size() < total) buffer_.resize(total);
-    ends_.resize(texts.size());
+    ends_.resize(count);
     std::size_t end = 0;
-    for (std::size_t n = 0; n < texts.size(); ++n) {
-      if (!texts[n].empty()) std::memcpy(buffer_.data() + end, texts[n].data(), texts[n].size());
-      end += texts[n].size();
-      ends_[n] = end;
+    std::size_t n = 0;
+    for (const auto part : parts) {
+      for (const auto text : part) {
+        if (!text.empty()) std::memcpy(buffer_.data() + end, text.data(), text.size());
+        end += text.size();
+        ends_[n++] = end;
+      }
     }
   }
+
+  void assign(std::span<const std::string_view> texts) { assign({texts}); }
 
   void assign(std::string_view text) { assign(std::span<const std::string_view>(&text, 1)); }
 
@@ -41,12 +53,16 @@ class SavedTexts {
     return {buffer_.data() + begin, ends_[n] - begin};
   }
 
-  std::vector<std::string> copies() const {
+  /// Copies of `count` texts from the `first`; of every text by default.
+  std::vector<std::string> copies(std::size_t first = 0, std::size_t count = npos) const {
+    const std::size_t end = count == npos ? size() : first + count;
     std::vector<std::string> out;
-    out.reserve(size());
-    for (std::size_t n = 0; n < size(); ++n) out.emplace_back((*this)[n]);
+    out.reserve(end - first);
+    for (std::size_t n = first; n < end; ++n) out.emplace_back((*this)[n]);
     return out;
   }
+
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
  private:
   std::string buffer_;

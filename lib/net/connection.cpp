@@ -273,6 +273,13 @@ class ConnectionImpl final : public Connection, private TransportSink {
   }
 
   bool admit(ReplyCallback& callback) {
+    if (phase_ != Phase::closed && phase_ != Phase::backoff) [[likely]]
+      return true;
+    return refuse(callback);
+  }
+
+  // Only for a command admit() turned away: kept off the path every command takes.
+  bool refuse(ReplyCallback& callback) {
     if (phase_ == Phase::closed) {
       defer({std::move(callback),
              make_error_code(errc::cancelled),

@@ -71,19 +71,17 @@ Completion Pipeline::failure(ReplyCallback callback, std::error_code error,
   return Completion{std::move(callback), error, std::move(detail), nullptr};
 }
 
-std::optional<Completion> Pipeline::admit(ReplyCallback& callback,
-                                          std::chrono::milliseconds timeout) {
-  std::optional<Completion> refused;
-  if (timeout.count() <= 0) {
-    refused = failure(std::move(callback), make_error_code(errc::timeout),
-                      options_.where + ": no time left for the command (timeout " +
-                          std::to_string(timeout.count()) + " ms)");
-  } else if (options_.max_pending > 0 && entries_.size() >= options_.max_pending) {
-    refused = failure(std::move(callback), make_error_code(errc::overloaded),
-                      options_.where + ": " + std::to_string(entries_.size()) +
-                          " commands already pending (max_pending)");
-  }
-  if (refused) refused->unsent = true;
+// Only for a command admissible() turned away: building the refusal is kept off the
+// path every command takes.
+Completion Pipeline::refusal(ReplyCallback& callback, std::chrono::milliseconds timeout) const {
+  Completion refused = timeout.count() <= 0
+                           ? failure(std::move(callback), make_error_code(errc::timeout),
+                                     options_.where + ": no time left for the command (timeout " +
+                                         std::to_string(timeout.count()) + " ms)")
+                           : failure(std::move(callback), make_error_code(errc::overloaded),
+                                     options_.where + ": " + std::to_string(entries_.size()) +
+                                         " commands already pending (max_pending)");
+  refused.unsent = true;
   return refused;
 }
 
@@ -95,7 +93,8 @@ std::optional<Completion> Pipeline::command(std::span<const std::string_view> ar
     return failure(std::move(callback), make_error_code(errc::invalid_argument),
                    options_.where + ": empty command");
   }
-  if (auto refused = admit(callback, timeout)) return refused;
+  if (!admissible(timeout)) [[unlikely]]
+    return refusal(callback, timeout);
   const std::size_t begin = out_.size();
   if (shared != nullptr && !shared->bytes.empty()) {
     out_.append(shared->bytes);
@@ -123,7 +122,8 @@ std::optional<Completion> Pipeline::eval(const scripts::Script& script,
                                          std::chrono::milliseconds timeout,
                                          ReplyCallback&& callback, std::uint64_t now,
                                          SharedCommand* shared) {
-  if (auto refused = admit(callback, timeout)) return refused;
+  if (!admissible(timeout)) [[unlikely]]
+    return refusal(callback, timeout);
   char numkeys[24];
   const auto numkeys_end = std::to_chars(numkeys, numkeys + sizeof numkeys, keys.size()).ptr;
   const std::size_t argc = 3 + keys.size() + args.size();

@@ -236,7 +236,12 @@ class Pipeline {
     std::string_view sha1;
   };
 
-  std::optional<Completion> admit(ReplyCallback& callback, std::chrono::milliseconds timeout);
+  // Whether a command with `timeout` may be queued now: time left, max_pending not reached.
+  bool admissible(std::chrono::milliseconds timeout) const noexcept {
+    return timeout.count() > 0 &&
+           (options_.max_pending == 0 || entries_.size() < options_.max_pending);
+  }
+  Completion refusal(ReplyCallback& callback, std::chrono::milliseconds timeout) const;
   Entry& enqueue(ReplyCallback&& callback, std::chrono::milliseconds timeout, std::size_t length,
                  std::uint64_t now);
   void resend_as_eval();

@@ -56,6 +56,23 @@ TEST(SavedTexts, OneTextIsOneList) {
   expect_reads(saved, {"k"});
 }
 
+// A release keeps its keys and its arguments as one list: every shape split at every
+// point reads back whole, and each part's copies are that part alone.
+TEST(SavedTexts, PartsReadBackAsOneListAndApart) {
+  for (const auto& texts : shapes()) {
+    for (std::size_t split = 0; split <= texts.size(); ++split) {
+      const std::vector<std::string_view> views(texts.begin(), texts.end());
+      const std::span<const std::string_view> all(views);
+      SavedTexts saved;
+      saved.assign({all.first(split), all.subspan(split)});
+      expect_reads(saved, texts);
+      EXPECT_EQ(saved.copies(0, split),
+                std::vector<std::string>(texts.begin(), texts.begin() + split));
+      EXPECT_EQ(saved.copies(split), std::vector<std::string>(texts.begin() + split, texts.end()));
+    }
+  }
+}
+
 // Texts taken from the saved copies themselves (a re-send keeps a release's own copies).
 TEST(SavedTexts, CopiesOutliveTheTextsTheyWereMadeOf) {
   SavedTexts saved;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <set>
 
 #include "core/lock_value.hpp"
@@ -181,6 +182,24 @@ TEST(LockValue, HexOfTheSourceBytes) {
     return 1;
   };
   EXPECT_EQ(new_lock_value(counting), "0f1e2d3c4b5a69788796a5b4c3d2e1f0");
+}
+
+// Every byte value, sixteen values of sixteen bytes each, against snprintf's "%02x".
+TEST(LockValue, EveryByteValueIsItsTwoLowerCaseDigits) {
+  static thread_local int first = 0;
+  auto sequence = [](unsigned char* buffer, int size) {
+    for (int i = 0; i < size; ++i) buffer[i] = static_cast<unsigned char>(first + i);
+    return 1;
+  };
+  for (first = 0; first < 256; first += 16) {
+    std::string expected;
+    for (int byte = first; byte < first + 16; ++byte) {
+      char digits[3];
+      std::snprintf(digits, sizeof digits, "%02x", byte);
+      expected += digits;
+    }
+    EXPECT_EQ(new_lock_value(sequence), expected);
+  }
 }
 
 // A source that fails must never yield a value, whatever it left in the buffer: a lock
