@@ -10,6 +10,7 @@
 
 #include "net/command_encoder.hpp"
 #include "net/reply_reader.hpp"
+#include "net/simple_reply.hpp"
 #include "scripts/script.hpp"
 
 namespace redlock::net {
@@ -30,6 +31,7 @@ void Completion::run() {
 }
 
 void ReplyDeleter::operator()(redisReply* reply) const noexcept {
+  if (in_place) return;
   if (cache != nullptr) {
     cache->free(reply);
   } else {
@@ -58,10 +60,12 @@ struct Pipeline::ServerDigests {
 Pipeline::Pipeline(PipelineOptions options)
     : options_(std::move(options)),
       reader_(create_reply_reader(&reply_cache_)),
+      in_place_(new redisReply{}),
       server_digests_(std::make_shared<ServerDigests>()) {}
 
 Pipeline::~Pipeline() {
   if (reader_) free_reply_reader(reader_);
+  delete in_place_;
 }
 
 // --- commands in ----------------------------------------------------------------------
@@ -237,6 +241,8 @@ void Pipeline::start_timeouts(std::uint64_t now) noexcept {
 void Pipeline::discard_unread() {
   free_reply_reader(reader_);
   reader_ = create_reply_reader(&reply_cache_);
+  unread_ = {};
+  reader_holds_bytes_ = false;
 }
 
 // --- bytes out ------------------------------------------------------------------------
@@ -249,26 +255,37 @@ std::string& Pipeline::take_unsent() noexcept {
 // --- bytes in -------------------------------------------------------------------------
 
 bool Pipeline::feed(const char* data, std::size_t size, NetError& error) {
-  if (redisReaderFeed(reader_, data, size) == REDIS_OK) return true;
-  error = from_reader(options_.where, reader_->errstr);
-  return false;
+  (void)error;
+  unread_ = std::string_view(data, size);
+  return true;
 }
 
 ReplyPtr Pipeline::read(NetError& error) {
+  if (!unread_.empty() && !reader_holds_bytes_) {
+    if (const std::size_t used = read_simple_reply(unread_, *in_place_); used != 0) {
+      unread_.remove_prefix(used);
+      return ReplyPtr(in_place_, ReplyDeleter{nullptr, true});
+    }
+  }
+  if (!unread_.empty()) {
+    const std::string_view bytes = std::exchange(unread_, {});
+    if (redisReaderFeed(reader_, bytes.data(), bytes.size()) != REDIS_OK) {
+      error = from_reader(options_.where, reader_->errstr);
+      return nullptr;
+    }
+    reader_holds_bytes_ = true;
+  }
+  if (!reader_holds_bytes_) return nullptr;
   void* object = nullptr;
   if (redisReaderGetReply(reader_, &object) != REDIS_OK) {
     const std::string oversized = oversized_reply_error(reader_);
     error = from_reader(options_.where, oversized.empty() ? reader_->errstr : oversized);
     return nullptr;
   }
+  // A reply read whole ends a task; hiredis holds nothing more when its bytes ended there.
+  // Without a reply it holds part of one.
+  if (object != nullptr) reader_holds_bytes_ = reader_->pos < reader_->len;
   return ReplyPtr(static_cast<redisReply*>(object), ReplyDeleter{&reply_cache_});
-}
-
-bool Pipeline::mid_reply() const noexcept {
-  // hiredis keeps unparsed bytes (or a half-built aggregate) when a reply is cut off.
-  // ridx alone is no sign: hiredis 0.14 leaves it at 0 after a GetReply call that found
-  // the buffer fully consumed, so only a nested level (ridx > 0) counts.
-  return reader_->ridx > 0 || reader_->pos < reader_->len;
 }
 
 bool Pipeline::match(const redisReply* reply, Completion& out, NetError& error) {
@@ -453,8 +470,7 @@ void Pipeline::expire_queued(std::uint64_t now, bool connecting, std::vector<Com
 
 void Pipeline::fail_all(std::error_code error, std::string_view detail, std::uint64_t expired_at,
                         std::vector<Completion>& out) {
-  free_reply_reader(reader_);
-  reader_ = create_reply_reader(&reply_cache_);
+  discard_unread();
   written_ = 0;
   out_.clear();
   scripts_sent_.clear();  // the next connection may reach a server without them

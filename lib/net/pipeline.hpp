@@ -88,9 +88,11 @@ struct SharedCommand {
   }
 };
 
-/// Frees a reply read by Pipeline::read(), into the pipeline's cache of reply objects.
+/// Frees a reply read by Pipeline::read(), into the pipeline's cache of reply objects;
+/// one read in place (net/simple_reply.hpp) is the pipeline's own and frees nothing.
 struct ReplyDeleter {
   ReplyCache* cache = nullptr;  ///< the pipeline's; it outlives every reply read from it
+  bool in_place = false;
   void operator()(redisReply* reply) const noexcept;
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
@@ -135,13 +137,17 @@ class Pipeline {
 
   // --- bytes in -----------------------------------------------------------------------
 
-  /// Feeds bytes read from the socket. False (and `error`) on a protocol error.
+  /// Feeds bytes read from the socket, which read() takes from where they lie: they must
+  /// stay valid until read() returned null or failed. (Bytes fed before and not read by
+  /// then belonged to a connection given up on, and are dropped.) False (and `error`)
+  /// when they cannot be taken.
   bool feed(const char* data, std::size_t size, NetError& error);
   /// The next complete reply, or null: then `error` is set on a protocol error, and left
-  /// empty when the bytes fed so far hold no complete reply.
+  /// empty when the bytes fed so far hold no complete reply. A reply is valid until the
+  /// next read() or feed(): a simple one (net/simple_reply.hpp) points into the bytes fed.
   ReplyPtr read(NetError& error);
   /// True while the reader holds part of a reply.
-  bool mid_reply() const noexcept;
+  bool mid_reply() const noexcept { return reader_holds_bytes_ || !unread_.empty(); }
   /// Drops what was read and not yet taken (the rest of a peer given up mid-handshake),
   /// keeping every command: they go to the next peer.
   void discard_unread();
@@ -259,9 +265,15 @@ class Pipeline {
   PipelineOptions options_;
   ReplyCache reply_cache_;  // before reader_, which uses it
   redisReader* reader_ = nullptr;
-  std::string out_;                          // encoded bytes of entries [written_, size)
-  Ring<Entry> entries_;                      // in flight first, then queued
-  std::size_t written_ = 0;                  // entries whose bytes went to the transport
+  // Bytes fed and not read yet, where the socket's read left them. While hiredis holds
+  // none (a reply it read ended exactly where its bytes did), a simple reply at their
+  // start is read in place into in_place_; otherwise they are copied into hiredis.
+  std::string_view unread_;
+  bool reader_holds_bytes_ = false;
+  redisReply* in_place_ = nullptr;  // owned; hiredis' struct, which only reply.hpp declares
+  std::string out_;                 // encoded bytes of entries [written_, size)
+  Ring<Entry> entries_;             // in flight first, then queued
+  std::size_t written_ = 0;         // entries whose bytes went to the transport
   std::uint64_t earliest_ns_ = no_deadline;  // lower bound of when an entry needs a look
   std::uint64_t commands_ = 0;
   std::uint64_t late_replies_ = 0;
