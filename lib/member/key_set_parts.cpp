@@ -123,7 +123,7 @@ void send_part(Node& node, const scripts::Script& script, bool release, const Sc
 struct Gathering {
   std::vector<NodeReply> parts;
   std::size_t left = 0;
-  std::function<void(std::vector<NodeReply>&&)> finish;
+  core::SmallFunction<void(std::vector<NodeReply>&&), 16> finish;
 
   NodeCallback part(std::size_t at, const std::shared_ptr<Gathering>& self) {
     return [self, at](NodeReply&& reply) {

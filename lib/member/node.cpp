@@ -476,7 +476,7 @@ class RedisNode final : public Node {
   // through four on its way to the round.
   void finish_call(std::uint32_t slot, NodeReply&& reply) {
     Call& call = calls_[slot];
-    NodeCallback done = std::exchange(call.done, nullptr);
+    NodeCallback done = std::move(call.done);  // leaves it empty
     release_slot(slot);
     if (done) done(std::move(reply));
   }

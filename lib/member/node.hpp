@@ -23,6 +23,7 @@
 #include <redlock/inspection.hpp>
 
 #include "core/member_life.hpp"
+#include "core/small_function.hpp"
 #include "net/connection.hpp"
 #include "scripts/script.hpp"
 
@@ -66,7 +67,10 @@ struct NodeReply {
   const core::MemberGuard* guard = nullptr;
 };
 
-using NodeCallback = std::function<void(NodeReply&&)>;
+/// A node call's callback. A round's captures its state and the node's index, which move
+/// as bytes through the node's calls (core/small_function.hpp); larger closures go on the
+/// heap.
+using NodeCallback = core::SmallFunction<void(NodeReply&&), 16>;
 
 /// How an acquire refused by another holder learns the holder's remaining TTL
 /// (NodeReply::remaining_ttl) where the node cannot answer it atomically with the refusal

@@ -43,7 +43,13 @@ class SavedTexts {
 
   void assign(std::span<const std::string_view> texts) { assign({texts}); }
 
-  void assign(std::string_view text) { assign(std::span<const std::string_view>(&text, 1)); }
+  /// One text (an acquire's key), without the loops.
+  void assign(std::string_view text) {
+    if (buffer_.size() < text.size()) buffer_.resize(text.size());
+    ends_.resize(1);
+    if (!text.empty()) std::memcpy(buffer_.data(), text.data(), text.size());
+    ends_[0] = text.size();
+  }
 
   std::size_t size() const noexcept { return ends_.size(); }
 

@@ -9,13 +9,13 @@ namespace {
 
 struct NextTurn {
   uv_idle_t handle{};
-  std::function<void()> task;
+  NextTurnTask task;
 
   static void on_idle(uv_idle_t* handle) {
     auto* self = static_cast<NextTurn*>(handle->data);
     uv_idle_stop(handle);
     // Taken out first: the task may post further tasks, and the handle closes now.
-    std::function<void()> task = std::exchange(self->task, nullptr);
+    NextTurnTask task = std::move(self->task);
     close_and_free<NextTurn>(handle);
     if (task) task();
   }
@@ -23,7 +23,7 @@ struct NextTurn {
 
 }  // namespace
 
-void run_next_turn(uv_loop_s* loop, std::function<void()> task) {
+void run_next_turn(uv_loop_s* loop, NextTurnTask task) {
   auto* next = new NextTurn;
   next->task = std::move(task);
   next->handle.data = next;

@@ -11,6 +11,8 @@
 #include <functional>
 #include <memory>
 
+#include "core/small_function.hpp"
+
 namespace redlock::net {
 
 struct CloseDeleter {
@@ -36,6 +38,8 @@ void close_and_free(Handle* handle) {
 /// Runs `task` once on a later turn of `loop` (never inside this call), then frees what
 /// it used. Loop thread only. If the loop is closed before that turn, the task never runs;
 /// callers that must answer a callback rely on the loop being run until it is empty.
-void run_next_turn(uv_loop_s* loop, std::function<void()> task);
+/// A task may own what it captures (a command's callback is move-only).
+using NextTurnTask = core::SmallFunction<void(), 64>;
+void run_next_turn(uv_loop_s* loop, NextTurnTask task);
 
 }  // namespace redlock::net

@@ -26,7 +26,7 @@ std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
 
 void Completion::run() {
   if (!callback) return;
-  ReplyCallback call = std::exchange(callback, nullptr);
+  ReplyCallback call = std::move(callback);  // leaves it empty
   call(ReplyView{error, detail, reply, unsent});
 }
 
@@ -159,7 +159,7 @@ std::optional<Completion> Pipeline::eval(const scripts::Script& script,
   }
   Entry& entry = enqueue(std::move(callback), timeout, out_.size() - begin, now);
   entry.script = first_use ? nullptr : &script;  // EVAL cannot answer NOSCRIPT
-  entry.command.assign(first_use ? "EVAL" : "EVALSHA");
+  entry.command.assign_literal(first_use ? "EVAL" : "EVALSHA");
   entry.script_name = script.name;
   entry.argc = argc;
   if (!first_use) entry.eval_tail.assign(out_, tail, std::string::npos);
@@ -302,7 +302,7 @@ bool Pipeline::match(const redisReply* reply, Completion& out, NetError& error) 
     return true;
   }
   if (entry.abandoned) ++late_replies_;
-  out.callback = std::exchange(entry.callback, nullptr);
+  out.callback = std::move(entry.callback);  // leaves it empty
   entry.script = nullptr;
   out.reply = reply;
   if (is_error && out.callback) {
@@ -375,7 +375,7 @@ void Pipeline::resend_as_eval() {
   entry.timeout_ms = timeout_ms;
   entry.bytes = eval.size();
   entry.script = nullptr;  // EVAL cannot answer NOSCRIPT
-  entry.command.assign("EVAL");
+  entry.command.assign_literal("EVAL");
   entry.script_name = script_name;
   entry.argc = argc;
   entry.eval_tail.swap(tail);

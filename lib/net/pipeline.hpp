@@ -205,13 +205,22 @@ class Pipeline {
   class CommandName {
    public:
     void assign(std::string_view name) noexcept {
+      literal_ = nullptr;
       length_ = static_cast<unsigned char>(std::min(name.size(), sizeof text_));
       // An empty view's data may be null, which memcpy must not be given.
       if (length_ != 0) std::memcpy(text_, name.data(), length_);
     }
-    std::string_view view() const noexcept { return {text_, length_}; }
+    /// A name that outlives every command (a string literal): kept by its address.
+    void assign_literal(std::string_view name) noexcept {
+      literal_ = name.data();
+      length_ = static_cast<unsigned char>(std::min(name.size(), sizeof text_));
+    }
+    std::string_view view() const noexcept {
+      return {literal_ != nullptr ? literal_ : text_, length_};
+    }
 
    private:
+    const char* literal_ = nullptr;
     char text_[23] = {};
     unsigned char length_ = 0;
   };

@@ -2,9 +2,10 @@
 // What a command's callback receives, shared by the pipeline (net/pipeline.hpp) and the
 // connection around it (net/connection.hpp).
 
-#include <functional>
 #include <string_view>
 #include <system_error>
+
+#include "core/small_function.hpp"
 
 struct redisReply;
 
@@ -28,6 +29,8 @@ struct ReplyView {
   const Connection* server = nullptr;
 };
 
-using ReplyCallback = std::function<void(const ReplyView&)>;
+/// A command's callback. Those of lock commands capture a node and a call's slot, which
+/// move as bytes (core/small_function.hpp); larger closures go on the heap.
+using ReplyCallback = core::SmallFunction<void(const ReplyView&), 16>;
 
 }  // namespace redlock::net

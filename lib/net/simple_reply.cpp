@@ -17,27 +17,31 @@ std::size_t line_end(std::string_view bytes, std::size_t from) noexcept {
   return cr;
 }
 
-// An integer as Redis writes it: "0", or an optional '-' and 1 to 18 digits without a
-// leading zero (no long long overflows). hiredis refuses "-0", "+5", "007" and the empty
+// The line at `from` when it is an integer as Redis writes it: "0", or an optional '-'
+// and 1 to 18 digits without a leading zero (no long long overflows), then "\r\n". Read
+// in one pass: where it ends, or npos. hiredis refuses "-0", "+5", "007" and the empty
 // line; those, and longer numbers, are left to it, to be refused or read its own way.
-bool read_integer(std::string_view text, long long& value) noexcept {
-  if (text == "0") {
-    value = 0;
-    return true;
-  }
-  bool negative = false;
-  if (!text.empty() && text.front() == '-') {
-    negative = true;
-    text.remove_prefix(1);
-  }
-  if (text.empty() || text.size() > 18 || text.front() == '0') return false;
+std::size_t read_integer_line(std::string_view bytes, std::size_t from, long long& value) noexcept {
+  constexpr std::size_t max_digits = 18;
+  std::size_t at = from;
+  const bool negative = at < bytes.size() && bytes[at] == '-';
+  if (negative) ++at;
+  const std::size_t digits_from = at;
   long long magnitude = 0;
-  for (const char digit : text) {
-    if (digit < '0' || digit > '9') return false;
-    magnitude = magnitude * 10 + (digit - '0');
+  while (at < bytes.size() && bytes[at] >= '0' && bytes[at] <= '9') {
+    if (at - digits_from == max_digits) return std::string_view::npos;
+    magnitude = magnitude * 10 + (bytes[at] - '0');
+    ++at;
+  }
+  const std::size_t digits = at - digits_from;
+  if (digits == 0 || (bytes[digits_from] == '0' && (digits > 1 || negative))) {
+    return std::string_view::npos;
+  }
+  if (at + 1 >= bytes.size() || bytes[at] != '\r' || bytes[at + 1] != '\n') {
+    return std::string_view::npos;
   }
   value = negative ? -magnitude : magnitude;
-  return true;
+  return at + 2;
 }
 
 }  // namespace
@@ -45,29 +49,30 @@ bool read_integer(std::string_view text, long long& value) noexcept {
 std::size_t read_simple_reply(std::string_view bytes, redisReply& reply) noexcept {
   if (bytes.size() < 4) return 0;  // the shortest whole reply is ":0\r\n"
   const char type = bytes[0];
-  const std::size_t end = line_end(bytes, 1);
-  if (end == std::string_view::npos) return 0;
-  const std::string_view line = bytes.substr(1, end - 1);
-  const std::size_t after_line = end + 2;
   switch (type) {
     case '+':
-    case '-':
+    case '-': {
+      const std::size_t end = line_end(bytes, 1);
+      if (end == std::string_view::npos) return 0;
       std::memset(&reply, 0, sizeof reply);
       reply.type = type == '+' ? REDIS_REPLY_STATUS : REDIS_REPLY_ERROR;
-      reply.str = const_cast<char*>(line.data());
-      reply.len = line.size();
-      return after_line;
+      reply.str = const_cast<char*>(bytes.data() + 1);
+      reply.len = end - 1;
+      return end + 2;
+    }
     case ':': {
       long long value = 0;
-      if (!read_integer(line, value)) return 0;
+      const std::size_t after = read_integer_line(bytes, 1, value);
+      if (after == std::string_view::npos) return 0;
       std::memset(&reply, 0, sizeof reply);
       reply.type = REDIS_REPLY_INTEGER;
       reply.integer = value;
-      return after_line;
+      return after;
     }
     case '$': {
       long long length = 0;
-      if (!read_integer(line, length)) return 0;
+      const std::size_t after_line = read_integer_line(bytes, 1, length);
+      if (after_line == std::string_view::npos) return 0;
       if (length == -1) {
         std::memset(&reply, 0, sizeof reply);
         reply.type = REDIS_REPLY_NIL;

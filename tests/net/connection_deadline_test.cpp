@@ -311,7 +311,7 @@ TEST(ConnectionDeadline, CloseFromATimeoutCallbackAnswersEachCommandOnce) {
     inner(view);
     connection->close();
   };
-  send(*connection, {"PING"}, 100ms, close_on_timeout);
+  send(*connection, {"PING"}, 100ms, std::move(close_on_timeout));
   send(*connection, {"PING"}, 100ms, record(second));
   send(*connection, {"PING"}, 5s, record(patient));
   ASSERT_TRUE(loop.run_until([&] { return first.done() && second.done() && patient.done(); }));

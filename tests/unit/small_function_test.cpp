@@ -1,7 +1,8 @@
-// The round's decision callback type (client/util/small_function.hpp): small closures in place,
-// large ones on the heap, each destroyed exactly once whatever moves it went through.
+// The callback type of rounds, nodes and connections (core/small_function.hpp): small
+// closures in place, large ones on the heap, trivially copyable ones moved as bytes, each
+// destroyed exactly once whatever moves it went through.
 
-#include "client/util/small_function.hpp"
+#include "core/small_function.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +13,7 @@
 namespace redlock::detail {
 namespace {
 
-using Function = SmallFunction<int(int), 48>;
+using Function = core::SmallFunction<int(int), 48>;
 
 // Counts live copies of a capture, so a leak or a double destruction shows.
 struct Tracked {
@@ -64,6 +65,34 @@ TEST(SmallFunction, MovesLeaveTheSourceEmptyAndDestroyOnce) {
   }
 }
 
+// A reply callback's capture (a pointer and an index) is moved as bytes through every hop;
+// one that owns something is moved by its own constructor, and one too large for its
+// place by its pointer.
+TEST(SmallFunction, TriviallyCopyableClosuresMoveAsBytesAndStillWork) {
+  int calls = 0;
+  int* counter = &calls;
+  const std::size_t index = 7;
+  auto plain = [counter, index](int x) {
+    ++*counter;
+    return x + static_cast<int>(index);
+  };
+  static_assert(Function::moves_as_bytes<decltype(plain)>);
+  static_assert(
+      !Function::moves_as_bytes<decltype([tracked = Tracked(nullptr)](int x) { return x; })>);
+  std::array<char, 200> padding{};
+  static_assert(!Function::moves_as_bytes<decltype([padding](int x) { return x + padding[0]; })>);
+  Function first = plain;
+  Function second = std::move(first);
+  Function third;
+  third = std::move(second);
+  EXPECT_FALSE(first);   // NOLINT(bugprone-use-after-move)
+  EXPECT_FALSE(second);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(third(1), 8);
+  EXPECT_EQ(calls, 1);
+  third = nullptr;
+  EXPECT_FALSE(third);
+}
+
 TEST(SmallFunction, AssigningOverAHeldClosureDestroysIt) {
   int live = 0;
   Function f = [tracked = Tracked(&live)](int x) { return x; };
@@ -76,7 +105,7 @@ TEST(SmallFunction, AClosureMayMoveItselfOutBeforeItRuns) {
   // The round takes its callback out of its state before calling it: the callback may
   // start the next round in the same state.
   auto text = std::make_shared<std::string>("kept");
-  SmallFunction<std::string(), 48> f = [text] { return *text; };
+  core::SmallFunction<std::string(), 48> f = [text] { return *text; };
   auto taken = std::move(f);
   f = nullptr;
   EXPECT_EQ(taken(), "kept");

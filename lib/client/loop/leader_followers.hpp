@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "client/loop/sync_waiter.hpp"
-#include "client/util/small_function.hpp"
+#include "core/small_function.hpp"
 
 struct uv_loop_s;
 struct uv_async_s;
@@ -80,7 +80,7 @@ class LeaderFollowers {
   /// queues the call for the background thread, which runs it before anything else once
   /// it takes the loop, and the caller stops leading at the end of the loop's turn (it
   /// waits for its answer as a follower).
-  using ApplicationCall = SmallFunction<void(), 96>;
+  using ApplicationCall = core::SmallFunction<void(), 96>;
   static bool caller_leads() noexcept;
   /// Requires caller_leads().
   static void defer_to_background(ApplicationCall call);

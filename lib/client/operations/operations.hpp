@@ -15,7 +15,7 @@
 
 #include "client/kinds/lock_state.hpp"
 #include "client/util/messages.hpp"
-#include "client/util/small_function.hpp"
+#include "core/small_function.hpp"
 
 namespace redlock::detail {
 
@@ -32,7 +32,7 @@ struct Released {
 };
 /// In place up to 48 bytes: the caller's own std::function and a lock's state, so that a
 /// release passed down through the unlock's bookkeeping allocates nothing.
-using ReleaseDone = SmallFunction<void(Result<Released>), 48>;
+using ReleaseDone = core::SmallFunction<void(Result<Released>), 48>;
 /// A confirmed release round's outcomes as a Released: not_held and granted both vote
 /// "gone", only granted means a delete happened. The outcomes are copied only when no
 /// node deleted anything; otherwise they stay with the round, which reuses them.

@@ -16,8 +16,8 @@
 #include <redlock/error.hpp>
 
 #include "client/util/function_ref.hpp"
-#include "client/util/small_function.hpp"
 #include "core/quorum.hpp"
+#include "core/small_function.hpp"
 #include "core/validity.hpp"
 #include "member/node.hpp"
 
@@ -83,7 +83,7 @@ using SendToNode = FunctionRef<void(Node& node, NodeCallback done)>;
 /// A round's decision callback: kept in place in the (reused) round state up to 128 bytes,
 /// enough for an engine, a keeper, a kind and the caller's own callback (a release's,
 /// whose 112 bytes took an allocation per lock cycle at 96).
-using RoundDecided = SmallFunction<void(RoundResult&), 128>;
+using RoundDecided = core::SmallFunction<void(RoundResult&), 128>;
 
 /// How a round decides, beyond its vote rule.
 struct RoundRules {

@@ -1,16 +1,20 @@
 #pragma once
-// A move-only std::function with room for larger closures. std::function keeps a closure
-// in place only up to 16 bytes (two pointers); a round's decision callback usually
-// captures an engine, a keeper and the caller's callback (70-odd bytes), so each round
-// paid an allocation and a free for it. This one keeps closures up to `Capacity` bytes in
-// place and puts larger ones on the heap, as std::function does.
+// A move-only std::function with room for larger closures, and moves that cost a copy. A
+// round's decision callback captures an engine, a keeper and the caller's callback (70-odd
+// bytes), which std::function (16 bytes in place) put on the heap: this keeps closures up to
+// `Capacity` bytes in place and larger ones on the heap, as std::function does. And a
+// command's reply callbacks, which capture a pointer and an index, are moved five times on
+// their way from a round to the connection and back: std::function calls its manager for
+// each destruction; a closure that is trivially copyable is moved here as bytes and
+// destroyed by nothing.
 
 #include <cstddef>
+#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
 
-namespace redlock::detail {
+namespace redlock::core {
 
 template <typename Signature, std::size_t Capacity>
 class SmallFunction;
@@ -36,6 +40,8 @@ class SmallFunction<R(Args...), Capacity> {
     }
   }
 
+  /// A move leaves `other` empty (unlike std::function's, this is promised): a callback
+  /// moved out of its slot is taken, and cannot run twice.
   SmallFunction(SmallFunction&& other) noexcept { take(other); }
   SmallFunction& operator=(SmallFunction&& other) noexcept {
     if (this != &other) {
@@ -63,6 +69,7 @@ class SmallFunction<R(Args...), Capacity> {
     R (*call)(void* storage, Args&&... args);
     void (*move)(void* from, void* to) noexcept;  // leaves `from` destroyed
     void (*destroy)(void* storage) noexcept;
+    bool trivial = false;  // kept in place, trivially copyable: moved as bytes, never destroyed
   };
 
   template <typename Callable>
@@ -75,6 +82,10 @@ class SmallFunction<R(Args...), Capacity> {
   /// where a hot path relies on it.
   template <typename F>
   static constexpr bool keeps_in_place = in_place<std::decay_t<F>>;
+  /// Whether a closure of type F is moved as bytes and destroyed by nothing.
+  template <typename F>
+  static constexpr bool moves_as_bytes =
+      in_place<std::decay_t<F>>&& std::is_trivially_copyable_v<std::decay_t<F>>;
 
  private:
   template <typename Callable>
@@ -87,7 +98,8 @@ class SmallFunction<R(Args...), Capacity> {
         ::new (to) Callable(std::move(*callable));
         callable->~Callable();
       },
-      [](void* storage) noexcept { std::launder(static_cast<Callable*>(storage))->~Callable(); }};
+      [](void* storage) noexcept { std::launder(static_cast<Callable*>(storage))->~Callable(); },
+      std::is_trivially_copyable_v<Callable>};
 
   template <typename Callable>
   static constexpr Ops on_heap_ops{
@@ -97,22 +109,28 @@ class SmallFunction<R(Args...), Capacity> {
       [](void* from, void* to) noexcept {
         *static_cast<Callable**>(to) = *static_cast<Callable**>(from);
       },
-      [](void* storage) noexcept { delete *static_cast<Callable**>(storage); }};
+      [](void* storage) noexcept { delete *static_cast<Callable**>(storage); }, false};
 
   void take(SmallFunction& other) noexcept {
     if (other.ops_ == nullptr) return;
-    other.ops_->move(other.storage_, storage_);
+    if (other.ops_->trivial) {
+      std::memcpy(storage_, other.storage_, Capacity);
+    } else {
+      other.ops_->move(other.storage_, storage_);
+    }
     ops_ = std::exchange(other.ops_, nullptr);
   }
 
   void reset() noexcept {
     if (ops_ == nullptr) return;
-    std::exchange(ops_, nullptr)->destroy(storage_);
+    const Ops* ops = std::exchange(ops_, nullptr);
+    if (!ops->trivial) ops->destroy(storage_);
   }
 
   static_assert(Capacity >= sizeof(void*), "room for at least the heap pointer");
-  alignas(std::max_align_t) mutable unsigned char storage_[Capacity];
+  // Zeroed first: a closure moved as bytes is copied whole, padding and the unused rest too.
+  alignas(std::max_align_t) mutable unsigned char storage_[Capacity] = {};
   const Ops* ops_ = nullptr;
 };
 
-}  // namespace redlock::detail
+}  // namespace redlock::core
