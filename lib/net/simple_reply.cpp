@@ -61,6 +61,13 @@ std::size_t read_simple_reply(std::string_view bytes, redisReply& reply) noexcep
       return end + 2;
     }
     case ':': {
+      // A lock script's usual answer, one digit (":1", ":0"), without the general loop.
+      if (bytes[1] >= '0' && bytes[1] <= '9' && bytes[2] == '\r' && bytes[3] == '\n') {
+        std::memset(&reply, 0, sizeof reply);
+        reply.type = REDIS_REPLY_INTEGER;
+        reply.integer = bytes[1] - '0';
+        return 4;
+      }
       long long value = 0;
       const std::size_t after = read_integer_line(bytes, 1, value);
       if (after == std::string_view::npos) return 0;
@@ -70,6 +77,12 @@ std::size_t read_simple_reply(std::string_view bytes, redisReply& reply) noexcep
       return after;
     }
     case '$': {
+      // A grant's answer to SET NX GET: nil.
+      if (bytes.size() >= 5 && std::memcmp(bytes.data(), "$-1\r\n", 5) == 0) {
+        std::memset(&reply, 0, sizeof reply);
+        reply.type = REDIS_REPLY_NIL;
+        return 5;
+      }
       long long length = 0;
       const std::size_t after_line = read_integer_line(bytes, 1, length);
       if (after_line == std::string_view::npos) return 0;
