@@ -71,7 +71,7 @@ TEST(SmallFunction, MovesLeaveTheSourceEmptyAndDestroyOnce) {
 TEST(SmallFunction, TriviallyCopyableClosuresMoveAsBytesAndStillWork) {
   int calls = 0;
   int* counter = &calls;
-  const std::size_t index = 7;
+  std::size_t index = 7;  // not const: a constant would not be captured
   auto plain = [counter, index](int x) {
     ++*counter;
     return x + static_cast<int>(index);
