@@ -751,10 +751,7 @@ class ConnectionImpl final : public Connection, private TransportSink {
     heard_ = true;
     const std::uint64_t generation = generation_;
     NetError error;
-    if (!pipeline_.feed(data, size, error)) {
-      fail_connection(std::move(error));
-      return;
-    }
+    pipeline_.feed(data, size);
     for (;;) {
       ReplyPtr reply = pipeline_.read(error);
       if (!reply) {

@@ -254,12 +254,6 @@ std::string& Pipeline::take_unsent() noexcept {
 
 // --- bytes in -------------------------------------------------------------------------
 
-bool Pipeline::feed(const char* data, std::size_t size, NetError& error) {
-  (void)error;
-  unread_ = std::string_view(data, size);
-  return true;
-}
-
 ReplyPtr Pipeline::read(NetError& error) {
   if (!unread_.empty() && !reader_holds_bytes_) {
     if (const std::size_t used = read_simple_reply(unread_, *in_place_); used != 0) {

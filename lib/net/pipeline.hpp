@@ -139,9 +139,9 @@ class Pipeline {
 
   /// Feeds bytes read from the socket, which read() takes from where they lie: they must
   /// stay valid until read() returned null or failed. (Bytes fed before and not read by
-  /// then belonged to a connection given up on, and are dropped.) False (and `error`)
-  /// when they cannot be taken.
-  bool feed(const char* data, std::size_t size, NetError& error);
+  /// then belonged to a connection given up on, and are dropped.) Nothing is copied or
+  /// parsed here: read() reports what the bytes hold.
+  void feed(const char* data, std::size_t size) noexcept { unread_ = std::string_view(data, size); }
   /// The next complete reply, or null: then `error` is set on a protocol error, and left
   /// empty when the bytes fed so far hold no complete reply. A reply is valid until the
   /// next read() or feed(): a simple one (net/simple_reply.hpp) points into the bytes fed.
